@@ -1,0 +1,5 @@
+"""python -m gpuprof."""
+
+from gpuprof.cli import main
+
+main()

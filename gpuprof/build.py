@@ -1,0 +1,75 @@
+"""Compile variants at run time with NVRTC (through CuPy) and keep them in a compile cache."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpuprof.catalog import Variant, kernels_root
+from gpuprof.errors import InputError
+from gpuprof.gpu import cupy, device_info
+
+# CuPy caches compiled modules on disk keyed by source, options, architecture and NVRTC version;
+# gpuprof points that cache at its own folder so `gpuprof` runs share it.
+CACHE_DIR = Path(os.environ.get("GPUPROF_CACHE_DIR", Path.home() / ".cache" / "gpuprof"))
+
+
+@dataclass(frozen=True)
+class CompiledKernel:
+    variant: str
+    kernel_name: str
+    function: Any  # cupy.RawKernel-like: function(grid, block, args, stream=...)
+    options: tuple[str, ...]
+
+
+def display_path(source: Path) -> str:
+    """The file name findings and ncu's source view show: kernels/<family>/<file> for built-ins."""
+    try:
+        return str(Path("kernels") / source.resolve().relative_to(kernels_root().resolve()))
+    except ValueError:
+        return str(source.resolve())
+
+
+def nvrtc_options(variant: Variant, extra: tuple[str, ...] = ()) -> tuple[str, ...]:
+    defines = tuple(f"-D{k}={v}" for k, v in sorted(variant.defines.items()))
+    return ("-lineinfo", "--std=c++17", *defines, *extra)
+
+
+def compile_variant(variant: Variant) -> CompiledKernel:
+    """NVRTC-compile one variant; a compile error becomes an InputError with the compiler's text."""
+    if variant.file is None or variant.kernel is None:
+        raise ValueError(f"{variant.name} is a vendor variant; it has no CUDA source")
+    _point_cupy_cache()
+    cp = cupy()
+    device_info()  # fail with 'no GPU' before NVRTC complains about the architecture
+    try:
+        text = variant.file.read_text()
+    except OSError as exc:
+        raise InputError(f"cannot read {variant.file}: {exc.strerror or exc}") from None
+    # Findings and source views then name the real file, not NVRTC's '<hash>.cubin.cu'.
+    source = f'#line 1 "{display_path(variant.file)}"\n{text}'
+    options = nvrtc_options(variant)
+    try:
+        module = cp.RawModule(code=source, options=options, backend="nvrtc")
+        function = module.get_function(variant.kernel)
+    except cp.cuda.compiler.CompileException as exc:
+        raise InputError(f"{display_path(variant.file)} does not compile: {_first_error(str(exc))}") from None
+    except cp.cuda.driver.CUDADriverError as exc:
+        raise InputError(
+            f"{display_path(variant.file)}: kernel '{variant.kernel}' not found or not loadable ({exc}); "
+            "is it declared extern \"C\" __global__?"
+        ) from None
+    return CompiledKernel(variant.name, variant.kernel, function, options)
+
+
+def _first_error(log: str) -> str:
+    for line in log.splitlines():
+        if "error" in line:
+            return line.strip()
+    return log.strip().splitlines()[0] if log.strip() else "unknown compiler error"
+
+
+def _point_cupy_cache() -> None:
+    os.environ.setdefault("CUPY_CACHE_DIR", str(CACHE_DIR / "cupy"))

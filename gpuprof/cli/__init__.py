@@ -1,0 +1,18 @@
+"""Typer front-end: parse options, call one core function, render, map errors to exit codes."""
+
+from __future__ import annotations
+
+from gpuprof.cli._app import app
+
+# Importing a command module registers its commands on `app`.
+from gpuprof.cli import kernels as _kernels  # noqa: E402,F401
+from gpuprof.cli import run as _run  # noqa: E402,F401
+from gpuprof.cli import device as _device  # noqa: E402,F401
+from gpuprof.cli import compare as _compare  # noqa: E402,F401
+
+
+def main() -> None:
+    app()
+
+
+__all__ = ["app", "main"]

@@ -1,0 +1,33 @@
+"""Options shared by several commands, declared once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+Variants = Annotated[Optional[str], typer.Option(
+    "--variants", "-v", help="Comma list of variants, e.g. naive,smem_tiled,cublas; 'all' (default) for every one.")]
+Size = Annotated[Optional[str], typer.Option(
+    "--size", "-s", help="Benchmark size: '4096' (every dim), '4096x2048x512', 'm=4096,n=2048,k=512' or '2^28'. Default: the family's.")]
+JsonOut = Annotated[Optional[Path], typer.Option(
+    "--json", help="Also write the results JSON here (atomic: never a half-written file).", dir_okay=False)]
+Arch = Annotated[str, typer.Option("--arch", help="GPU architecture for nvcc, e.g. sm_90.")]
+Defines = Annotated[Optional[list[str]], typer.Option(
+    "--define", "-D", help="Override a tile parameter for every variant that has it: -D BM=64 (repeatable).")]
+
+
+def parse_defines(items: list[str] | None) -> dict[str, int]:
+    from gpuprof.errors import UsageError
+
+    out: dict[str, int] = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name.isidentifier():
+            raise UsageError(f"bad --define '{item}': write NAME=INTEGER, e.g. -D BM=64")
+        try:
+            out[name] = int(value, 0)
+        except ValueError:
+            raise UsageError(f"bad --define '{item}': {value!r} is not an integer") from None
+    return out

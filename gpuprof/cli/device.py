@@ -1,0 +1,52 @@
+"""`gpuprof devicequery`: the device's properties, live state, versions and ceilings."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from gpuprof.cli._app import app
+from gpuprof.cli._boundary import exit_on_error
+from gpuprof.render.console import make_console
+
+console = make_console()
+
+
+@app.command()
+def devicequery(
+    as_json: Annotated[bool, typer.Option("--json", help="Print everything as JSON.")] = False,
+    measure: Annotated[bool, typer.Option("--measure", help="Measure copy bandwidth and FP32/TF32/BF16 matrix throughput (about 10 s) and cache them for this GPU; `run` then reports % of these.")] = False,
+) -> None:
+    """Everything deviceQuery prints, live NVML state, versions, and the ceilings `run` compares against.
+
+    Examples: gpuprof devicequery; gpuprof devicequery --measure --json
+    """
+    from gpuprof import devicequery as core
+
+    with exit_on_error():
+        if measure:
+            core.measure()
+        data = core.query()
+    if as_json:
+        print(json.dumps(data, indent=1))
+        return
+    for section, values in data.items():
+        table = Table(title=section, title_justify="left", show_header=False)
+        table.add_column("field", style="bold")
+        table.add_column("value")
+        for key, value in values.items():
+            table.add_row(key.replace("_", " "), _fmt(value))
+        console.print(table)
+
+
+def _fmt(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:,.3f}".rstrip("0").rstrip(".")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    if isinstance(value, list):
+        return ", ".join(_fmt(v) for v in value)
+    return str(value)

@@ -1,0 +1,106 @@
+"""`gpuprof list` and `gpuprof build`: the catalogue and the compiler's resource report."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from gpuprof import catalog
+from gpuprof.cli._app import app
+from gpuprof.cli._boundary import exit_on_error, fail
+from gpuprof.cli._options import Arch, Defines, Variants, parse_defines
+from gpuprof.render.console import make_console
+from gpuprof.resources import build_family
+
+console = make_console()
+
+FamilyArg = Annotated[Optional[str], typer.Argument(help="A kernel family (see `gpuprof list`); default: all.")]
+
+
+@app.command("list")
+def list_command(family: FamilyArg = None,
+                 as_json: Annotated[bool, typer.Option("--json", help="Print the catalogue as JSON.")] = False) -> None:
+    """Kernel families, their variants with a one-line technique each, and default sizes.
+
+    Example: gpuprof list matmul
+    """
+    with exit_on_error():
+        families = [catalog.load_family(family)] if family else catalog.load_all()
+    if as_json:
+        print(json.dumps([_family_json(f) for f in families], indent=1))
+        return
+    for fam in families:
+        table = Table(title=f"{fam.name}: {fam.summary}  (default size {_size(fam.default_size)})",
+                      title_justify="left")
+        table.add_column("variant", no_wrap=True)
+        table.add_column("technique")
+        table.add_column("launch", no_wrap=True)
+        for v in fam.variants:
+            marks = " (vendor)" if v.vendor else ""
+            marks += " (baseline)" if v.name == fam.baseline else ""
+            launch = "library" if v.vendor else f"block {'x'.join(map(str, v.block_dims()[:len(v.block)]))}"
+            if v.max_size:
+                launch += f", size cap {_size(v.max_size)}"
+            table.add_row(v.name + marks, v.technique, launch)
+        console.print(table)
+
+
+def _size(size: dict[str, int]) -> str:
+    return "x".join(str(v) for v in size.values())
+
+
+def _family_json(fam: catalog.Family) -> dict:
+    return {
+        "family": fam.name, "summary": fam.summary, "baseline": fam.baseline,
+        "vendor_reference": fam.vendor_reference, "dims": list(fam.dims), "default_size": fam.default_size,
+        "variants": [{"name": v.name, "technique": v.technique, "vendor": v.vendor, "kernel": v.kernel,
+                      "defines": v.defines, "max_size": v.max_size} for v in fam.variants],
+    }
+
+
+@app.command()
+def build(family: FamilyArg = None, variants: Variants = None, arch: Arch = "sm_90", define: Defines = None,
+          as_json: Annotated[bool, typer.Option("--json", help="Print the resource report as JSON.")] = False) -> None:
+    """Compile kernels with nvcc and print ptxas's resource report (registers, shared memory, stack, spills).
+
+    Needs nvcc, not a GPU. Examples: gpuprof build; gpuprof build matmul --arch sm_90 -D BM=64
+    """
+    with exit_on_error():
+        families = [catalog.load_family(family)] if family else catalog.load_all()
+        overrides = parse_defines(define)
+        results = []
+        for fam in families:
+            chosen = fam.select(variants) if family else list(fam.variants)
+            chosen = [v.with_defines(overrides) if overrides and not v.vendor else v for v in chosen]
+            results += build_family(fam, chosen, arch)
+    if as_json:
+        print(json.dumps([_build_json(r) for r in results], indent=1))
+    else:
+        console.print(_build_table(results, arch))
+    failed = [r for r in results if r.error]
+    if failed:
+        raise fail(f"{len(failed)} kernel(s) did not compile: " + "; ".join(f"{r.family}/{r.variant}: {r.error}" for r in failed), 2)
+
+
+def _build_json(r) -> dict:
+    usage = r.usage.__dict__ if r.usage else None
+    return {"family": r.family, "variant": r.variant, "defines": r.defines, "resources": usage, "error": r.error}
+
+
+def _build_table(results, arch: str) -> Table:
+    table = Table(title=f"nvcc -arch={arch} resource report (ptxas -v)", title_justify="left")
+    for head in ("family", "variant", "registers", "smem (B)", "stack (B)", "spill st/ld (B)", "barriers", "defines"):
+        table.add_column(head, justify="left" if head in ("family", "variant", "defines") else "right")
+    for r in results:
+        u = r.usage
+        if u is None:
+            table.add_row(r.family, r.variant, "[red]error[/]", "", "", "", "", r.error or "")
+            continue
+        spill = f"{u.spill_store_bytes}/{u.spill_load_bytes}"
+        table.add_row(r.family, r.variant, str(u.registers), str(u.shared_bytes), str(u.stack_bytes),
+                      f"[red]{spill}[/]" if u.spills else spill, str(u.barriers),
+                      " ".join(f"{k}={v}" for k, v in r.defines.items()))
+    return table

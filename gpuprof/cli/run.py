@@ -1,0 +1,129 @@
+"""`gpuprof run`: check, then time each variant of a family; one table, optional JSON."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from gpuprof import catalog, ceilings, families, results
+from gpuprof.cli._app import app
+from gpuprof.cli._boundary import exit_on_error, fail
+from gpuprof.cli._options import Defines, JsonOut, Size, Variants, parse_defines
+from gpuprof.derive import derive
+from gpuprof.errors import UsageError
+from gpuprof.gpu import device_info
+from gpuprof.render.console import make_console
+from gpuprof.render.tables import run_table
+from gpuprof.runner import Progress as Step
+from gpuprof.runner import RunRequest, parse_size, run_family
+from gpuprof.timing import MODES, TimingPolicy
+
+console = make_console()
+progress_console = Console(stderr=True)
+
+
+@app.command()
+def run(
+    family: Annotated[str, typer.Argument(help="Kernel family, e.g. matmul or vecadd (see `gpuprof list`).")],
+    variants: Variants = None,
+    size: Size = None,
+    timing: Annotated[str, typer.Option("--timing", "-t", help=f"Timing mode: {'; '.join(f'{k}: {v}' for k, v in MODES.items())}.")] = "cold",
+    baseline: Annotated[Optional[str], typer.Option("--baseline", help="Variant the speedups are relative to. Default: the family's baseline.")] = None,
+    json_out: JsonOut = None,
+    min_samples: Annotated[int, typer.Option("--min-samples", help="Fewest timed samples per variant.")] = 10,
+    max_time: Annotated[float, typer.Option("--max-time", help="Time budget per variant in seconds (sampling stops when the spread is small or this is spent).")] = 2.0,
+    target_spread: Annotated[float, typer.Option("--target-spread", help="Stop sampling once the robust relative spread is at most this.")] = 0.005,
+    check_only: Annotated[bool, typer.Option("--check-only", help="Check correctness; do not time.")] = False,
+    define: Defines = None,
+) -> None:
+    """Check every variant against a float64 reference, then time it; print a table and exit 1 if any is wrong.
+
+    Examples:
+
+      gpuprof run matmul --variants naive,smem_tiled,warptile,cublas
+
+      gpuprof run vecadd --size 2^26 --timing hot --json vecadd.json
+
+      gpuprof run matmul -v blocktile_2d -D BM=64 -D BN=64
+    """
+    with exit_on_error():
+        fam = catalog.load_family(family)
+        chosen = fam.select(variants)  # unknown variants fail here, before any GPU work
+        base = baseline or fam.baseline
+        if base not in fam.variant_names:
+            raise UsageError(f"unknown --baseline '{base}'; choose from: {', '.join(fam.variant_names)}")
+        request = RunRequest(
+            family=family, variants=[v.name for v in chosen], size=parse_size(fam, size),
+            policy=TimingPolicy(mode=timing, min_samples=min_samples, max_time_s=max_time,
+                                target_spread=target_spread),
+            check_only=check_only, defines=parse_defines(define),
+        )
+        if json_out is not None and not json_out.parent.is_dir():
+            raise UsageError(f"--json {json_out}: directory {json_out.parent} does not exist")
+        with _progress_bar(len(chosen)) as on_step:
+            outcome = run_family(request, on_step)
+        outcome.command = "gpuprof run " + " ".join(_argv_tail())
+        if json_out is not None:
+            results.save(outcome, json_out)
+        spec = families.spec(fam.name)
+        limits = ceilings.load(device_info())
+    derived = derive(outcome.rows, spec.RATE, base, fam.vendor_reference, limits)
+    console.print(run_table(fam, derived, base, fam.vendor_reference, limits, timing))
+    if json_out is not None:
+        console.print(f"results written to {json_out}")
+    bad = [r for r in outcome.rows if r.check.status not in (results.OK, results.SKIPPED)]
+    if bad:
+        raise fail(f"{len(bad)} variant(s) failed: " + ", ".join(f"{r.variant} {r.check.status.upper()}" for r in bad), 1)
+
+
+def _argv_tail() -> list[str]:
+    import sys
+
+    return sys.argv[2:] if len(sys.argv) > 2 else []
+
+
+class _progress_bar:
+    """A Rich progress bar on stderr, driven by the core's Progress events."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                            TimeElapsedColumn(), console=progress_console, transient=True)
+
+    def __enter__(self):
+        self.bar.__enter__()
+        self.task = self.bar.add_task("starting", total=self.total)
+
+        def on_step(step: Step) -> None:
+            self.bar.update(self.task, description=f"{step.variant}: {step.step}",
+                            completed=step.index + (1 if step.step == "done" else 0))
+
+        return on_step
+
+    def __exit__(self, *exc) -> None:
+        self.bar.__exit__(*exc)
+
+
+@app.command(hidden=True)
+def launch(
+    family: Annotated[str, typer.Argument(help="Kernel family.")],
+    variant: Annotated[str, typer.Argument(help="One variant.")],
+    size: Size = None,
+    count: Annotated[int, typer.Option("--count", help="Launches to make.")] = 1,
+    warmup: Annotated[int, typer.Option("--warmup", help="Extra launches first.")] = 0,
+    plain_alloc: Annotated[bool, typer.Option("--plain-alloc", help="No memory pools (for compute-sanitizer).")] = False,
+    define: Defines = None,
+) -> None:
+    """Launch one variant COUNT times and exit: the program profilers and sanitizers watch.
+
+    Example: ncu --nvtx --nvtx-include 'matmul/naive/' gpuprof launch matmul naive --count 3
+    """
+    from gpuprof.launcher import launch_variant
+
+    with exit_on_error():
+        fam = catalog.load_family(family)
+        launch_variant(family, variant, parse_size(fam, size), count=count, warmup=warmup,
+                       plain_allocations=plain_alloc, defines=parse_defines(define))

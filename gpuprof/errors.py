@@ -1,0 +1,56 @@
+"""The error classes the core raises; each carries the exit code DESIGN.md gives it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class GpuprofError(Exception):
+    """Base class: a message meant for the user, and the process exit code that goes with it."""
+
+    exit_code = 2
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class Finding(GpuprofError):
+    """Something was found: a regression, a sanitizer error, a wrong result (exit 1)."""
+
+    exit_code = 1
+
+
+class UsageError(GpuprofError):
+    """Bad command-line usage: unknown family, variant, option value (exit 2)."""
+
+    exit_code = 2
+
+
+class InputError(GpuprofError):
+    """A bad input file: unreadable, malformed, foreign schema (exit 2)."""
+
+    exit_code = 2
+
+
+class ParseError(InputError):
+    """A tool report or data file that cannot be parsed; names the file and the place."""
+
+    def __init__(self, path: str | Path | None, where: str, why: str) -> None:
+        self.path = None if path is None else str(path)
+        self.where = where
+        self.why = why
+        prefix = f"{self.path}: " if self.path else ""
+        super().__init__(f"{prefix}{where}: {why}")
+
+
+class EnvironmentProblem(GpuprofError):
+    """The machine cannot do it: no GPU, tool missing, counters not permitted (exit 3)."""
+
+    exit_code = 3
+
+
+class Interrupted(GpuprofError):
+    """Ctrl-C: stopped cleanly after saving what was finished (exit 130)."""
+
+    exit_code = 130

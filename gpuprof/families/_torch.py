@@ -1,0 +1,32 @@
+"""PyTorch for vendor variants: imported lazily, sharing CuPy's buffers and stream."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from types import ModuleType
+from typing import Any, Iterator
+
+from gpuprof.errors import EnvironmentProblem
+
+
+def torch() -> ModuleType:
+    try:
+        import torch as t
+    except ImportError:
+        raise EnvironmentProblem("PyTorch is not installed; the vendor variants use it (pip install torch)") from None
+    if not t.cuda.is_available():
+        raise EnvironmentProblem("PyTorch cannot see a CUDA GPU; install a CUDA build of torch for vendor variants")
+    return t
+
+
+def as_tensor(array: Any) -> Any:
+    """Zero-copy view of a CuPy array as a torch tensor (DLPack)."""
+    return torch().from_dlpack(array)
+
+
+@contextmanager
+def on_stream(stream: Any) -> Iterator[None]:
+    """Run torch ops on the CuPy stream, so events and graphs around them see them."""
+    t = torch()
+    with t.cuda.stream(t.cuda.ExternalStream(stream.ptr)):
+        yield

@@ -1,0 +1,89 @@
+"""The environment a result was measured in: GPU, driver, toolkit, libraries, clock policy, commit."""
+
+from __future__ import annotations
+
+import datetime as dt
+import platform
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import gpuprof
+from gpuprof.errors import EnvironmentProblem
+from gpuprof.tools import _proc
+
+CLOCK_POLICY = "unlocked: clocks as found, never changed by gpuprof"
+
+
+def now_utc() -> str:
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def environment() -> dict[str, Any]:
+    from gpuprof.gpu import cuda_version_text, cupy, device_info
+
+    info = device_info()
+    cp = cupy()
+    env: dict[str, Any] = {
+        "gpu_name": info.name,
+        "gpu_uuid": info.uuid,
+        "compute_capability": info.compute_capability,
+        "sm_count": info.sm_count,
+        "l2_bytes": info.l2_bytes,
+        "memory_bytes": info.total_memory_bytes,
+        "driver_version": nvml_driver_version() or cuda_version_text(info.driver_version),
+        "cuda_driver_api": cuda_version_text(info.driver_version),
+        "cuda_runtime": cuda_version_text(info.runtime_version),
+        "nvrtc": ".".join(map(str, cp.cuda.nvrtc.getVersion())),
+        "toolkit_version": nvcc_version(),
+        "cupy_version": cp.__version__,
+        "torch_version": _torch_version(),
+        "clock_policy": CLOCK_POLICY,
+        "gpuprof_version": gpuprof.__version__,
+        "git_commit": git_commit(),
+        "python": platform.python_version(),
+    }
+    return env
+
+
+def nvml_driver_version() -> str | None:
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        version = pynvml.nvmlSystemGetDriverVersion()
+        return version.decode() if isinstance(version, bytes) else str(version)
+    except Exception:  # nvidia-ml-py missing or NVML unavailable: fall back to the CUDA driver API
+        return None
+
+
+@cache
+def nvcc_version() -> str | None:
+    try:
+        done = _proc.run([_proc.find_tool("nvcc"), "--version"], timeout_s=30)
+    except EnvironmentProblem:
+        return None
+    m = re.search(r"release (\d+\.\d+), V([\d.]+)", done.stdout)
+    return m.group(2) if m else None
+
+
+def _torch_version() -> str | None:
+    try:
+        import torch
+    except ImportError:
+        return None
+    return str(torch.__version__)
+
+
+@cache
+def git_commit() -> str | None:
+    """The commit of gpuprof's own checkout, when it runs from one."""
+    root = Path(__file__).resolve().parent.parent
+    if not (root / ".git").exists():
+        return None
+    try:
+        done = _proc.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"], timeout_s=10)
+    except EnvironmentProblem:
+        return None
+    return done.stdout.strip() or None if done.returncode == 0 else None

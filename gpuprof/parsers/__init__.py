@@ -1,0 +1,1 @@
+"""Parsers: recorded ncu, nsys and compute-sanitizer output (text, bytes, paths) -> frozen records."""

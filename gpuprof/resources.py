@@ -1,0 +1,47 @@
+"""`gpuprof build`'s core: compile each variant with nvcc and read ptxas's resource report."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from gpuprof.build import display_path
+from gpuprof.catalog import Family, Variant
+from gpuprof.parsers.nvcc_resources import ResourceUsage, parse_ptxas
+from gpuprof.tools import nvcc
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    family: str
+    variant: str
+    defines: dict[str, int]
+    usage: ResourceUsage | None
+    error: str | None  # the compiler's first error line, with file:line
+
+
+def build_variant(family: Family, variant: Variant, arch: str) -> BuildResult:
+    if variant.file is None or variant.kernel is None:
+        raise ValueError(f"{variant.name} is a vendor variant; nothing to compile")
+    done = nvcc.compile_report(variant.file, arch=arch, defines=variant.defines)
+    if done.returncode != 0:
+        return BuildResult(family.name, variant.name, variant.defines, None, _first_error(done.stderr, variant))
+    usages = {u.kernel: u for u in parse_ptxas(done.stderr, display_path(variant.file))}
+    usage = usages.get(variant.kernel)
+    error = None if usage else f"entry point '{variant.kernel}' not found in {display_path(variant.file)} (extern \"C\"?)"
+    return BuildResult(family.name, variant.name, variant.defines, usage, error)
+
+
+def build_family(family: Family, variants: list[Variant], arch: str, jobs: int = 4) -> list[BuildResult]:
+    """nvcc runs in parallel threads (each one a subprocess), results in catalogue order."""
+    compiled = [v for v in variants if not v.vendor]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(lambda v: build_variant(family, v, arch), compiled))
+
+
+def _first_error(stderr: str, variant: Variant) -> str:
+    shown = display_path(variant.file) if variant.file else variant.name
+    for line in stderr.splitlines():
+        if "error" in line:
+            return line.strip().replace(str(variant.file), shown)
+    return (stderr.strip().splitlines() or ["nvcc failed without a message"])[-1]

@@ -1,0 +1,206 @@
+"""The results file: schema dataclasses, SCHEMA_VERSION, load (with upgrades) and atomic save."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpuprof.errors import InputError
+
+SCHEMA_NAME = "gpuprof.results"
+SCHEMA_VERSION = 1
+
+# Check statuses. Only "ok" rows get rates and speedups.
+OK, WRONG, FAULT, TIMEOUT, SKIPPED = "ok", "wrong", "fault", "timeout", "skipped"
+CHECK_STATUSES = (OK, WRONG, FAULT, TIMEOUT, SKIPPED)
+
+
+@dataclass
+class CheckResult:
+    """Correctness of one variant: worst relative error over every size checked."""
+
+    status: str
+    max_rel_error: float | None = None
+    tolerance: float | None = None
+    sizes_checked: list[dict[str, int]] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Summary:
+    """Statistics of the raw samples (seconds); rel_spread is the robust relative spread."""
+
+    n: int
+    median_s: float
+    mean_s: float
+    min_s: float
+    max_s: float
+    p25_s: float
+    p75_s: float
+    rel_spread: float
+
+
+@dataclass
+class Timing:
+    """Raw samples of one variant at one size, how they were taken and why sampling stopped."""
+
+    mode: str
+    samples_s: list[float]
+    stop_reason: str
+    summary: Summary | None
+    sm_clock_mhz: list[float] = field(default_factory=list)
+    launches_per_sample: int = 1
+    note: str = ""
+
+
+@dataclass
+class Row:
+    """One (family, variant, size) result."""
+
+    family: str
+    variant: str
+    size: dict[str, int]
+    vendor: bool
+    check: CheckResult
+    timing: Timing | None = None
+    flop: float | None = None
+    bytes: float | None = None
+    technique: str = ""
+    ncu: dict[str, Any] | None = None
+    sanitizer: dict[str, Any] | None = None
+
+    @property
+    def id(self) -> str:
+        return row_id(self.family, self.variant, self.size)
+
+
+@dataclass
+class Results:
+    """A whole results file."""
+
+    environment: dict[str, Any]
+    rows: list[Row]
+    command: str = ""
+    created_utc: str = ""
+    timing_policy: dict[str, Any] = field(default_factory=dict)
+    schema: str = SCHEMA_NAME
+    schema_version: int = SCHEMA_VERSION
+
+
+def size_label(size: dict[str, int]) -> str:
+    """'4096x4096x4096' for a matmul size; values in the family's dimension order."""
+    return "x".join(str(v) for v in size.values())
+
+
+def row_id(family: str, variant: str, size: dict[str, int]) -> str:
+    """The one stable id of a result row, used in JSON, NVTX-free file names and compare."""
+    return f"{family}/{variant}/{size_label(size)}"
+
+
+def to_dict(results: Results) -> dict[str, Any]:
+    data = asdict(results)
+    for row, out in zip(results.rows, data["rows"]):
+        out["id"] = row.id
+    return data
+
+
+def from_dict(data: Any, path: str | Path | None = None) -> Results:
+    """Build Results from parsed JSON, upgrading older schema versions; InputError if foreign."""
+    where = f"{path}: " if path else ""
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA_NAME:
+        raise InputError(f"{where}not a gpuprof results file (no \"schema\": \"{SCHEMA_NAME}\")")
+    version = data.get("schema_version")
+    if not isinstance(version, int):
+        raise InputError(f"{where}schema_version is missing or not an integer")
+    if version > SCHEMA_VERSION:
+        raise InputError(
+            f"{where}schema_version {version} is newer than this gpuprof reads ({SCHEMA_VERSION}); "
+            "upgrade gpuprof"
+        )
+    data = _upgrade(data, version)
+    try:
+        rows = [_row_from_dict(r) for r in data["rows"]]
+        return Results(
+            environment=dict(data["environment"]),
+            rows=rows,
+            command=str(data.get("command", "")),
+            created_utc=str(data.get("created_utc", "")),
+            timing_policy=dict(data.get("timing_policy", {})),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(f"{where}malformed results file ({type(exc).__name__}: {exc})") from None
+
+
+def _upgrade(data: dict[str, Any], version: int) -> dict[str, Any]:
+    # Each older version gets an _upgrade_vN_to_vN+1 step here; version 1 is the first.
+    return data
+
+
+def _row_from_dict(r: dict[str, Any]) -> Row:
+    check = CheckResult(**r["check"])
+    if check.status not in CHECK_STATUSES:
+        raise ValueError(f"unknown check status {check.status!r}")
+    timing = None
+    if r.get("timing") is not None:
+        t = dict(r["timing"])
+        summary = Summary(**t.pop("summary")) if t.get("summary") else None
+        t.pop("summary", None)
+        timing = Timing(summary=summary, **t)
+        if not all(isinstance(s, (int, float)) for s in timing.samples_s):
+            raise ValueError("timing.samples_s must hold numbers")
+    size = {str(k): int(v) for k, v in r["size"].items()}
+    return Row(
+        family=str(r["family"]),
+        variant=str(r["variant"]),
+        size=size,
+        vendor=bool(r["vendor"]),
+        check=check,
+        timing=timing,
+        flop=r.get("flop"),
+        bytes=r.get("bytes"),
+        technique=str(r.get("technique", "")),
+        ncu=r.get("ncu"),
+        sanitizer=r.get("sanitizer"),
+    )
+
+
+def save(results: Results, path: str | Path) -> Path:
+    """Write the results file atomically (an interrupted run never leaves a broken file)."""
+    return atomic_write_text(Path(path), json.dumps(to_dict(results), indent=1, allow_nan=True))
+
+
+def atomic_write_text(path: Path, text: str) -> Path:
+    """A temporary file in the same directory, fsync, then rename over the target."""
+    if not path.parent.is_dir():
+        raise InputError(f"cannot write {path}: directory {path.parent} does not exist")
+    tmp: str | None = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        if tmp is not None and Path(tmp).exists():
+            Path(tmp).unlink(missing_ok=True)
+    return path
+
+
+def load(path: str | Path) -> Results:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    return from_dict(data, path)

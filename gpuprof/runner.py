@@ -1,0 +1,186 @@
+"""`gpuprof run`'s core: for each variant, check at every size, then time at the benchmark size."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuprof import build, catalog, families, fingerprint, ranges, timing
+from gpuprof.catalog import Family, Variant
+from gpuprof.check import check_variant
+from gpuprof.errors import UsageError
+from gpuprof.gpu import cupy, device_info
+from gpuprof.results import FAULT, OK, SKIPPED, CheckResult, Results, Row
+
+MEMORY_HEADROOM = 4.0  # inputs + output + the float64 reference and its temporaries
+
+
+@dataclass
+class RunRequest:
+    family: str
+    variants: str | list[str] | None = None
+    size: dict[str, int] | None = None
+    policy: timing.TimingPolicy = field(default_factory=timing.TimingPolicy)
+    check_only: bool = False
+    extra_variants: list[Variant] = field(default_factory=list)
+    defines: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What the core reports while it works; the CLI turns it into a progress bar."""
+
+    variant: str
+    step: str  # "compile" | "check" | "time" | "done"
+    index: int
+    total: int
+
+
+ProgressFn = Callable[[Progress], None]
+
+
+def parse_size(family: Family, text: str | None) -> dict[str, int]:
+    """'4096' or '4096x4096x4096' or 'm=4096,n=2048,k=512' -> a size in the family's dims."""
+    if text is None:
+        return dict(family.default_size)
+    dims = family.dims
+    usage = f"--size for {family.name} is {'x'.join(d.upper() for d in dims)} (e.g. {catalog_size_example(family)})"
+    try:
+        if "=" in text:
+            pairs = dict(p.split("=", 1) for p in text.replace(" ", "").split(","))
+            values = {d: int(pairs.pop(d)) for d in dims}
+            if pairs:
+                raise ValueError
+        else:
+            parts = [_integer(p) for p in text.lower().split("x")]
+            if len(parts) == 1:
+                parts = parts * len(dims)
+            if len(parts) != len(dims):
+                raise ValueError
+            values = dict(zip(dims, parts))
+    except (ValueError, KeyError):
+        raise UsageError(f"bad size '{text}': {usage}") from None
+    for d, v in values.items():
+        if v < 1:
+            raise UsageError(f"bad size '{text}': {d} must be a positive integer; {usage}")
+        if v > 2**31 - 1:
+            raise UsageError(f"bad size '{text}': {d} = {v} is over the 32-bit index limit of the kernels")
+    return values
+
+
+def _integer(text: str) -> int:
+    """'4096', '2^28' or '1e6' as an integer."""
+    if "^" in text:
+        base, _, exp = text.partition("^")
+        return int(base) ** int(exp)
+    if "e" in text:
+        value = float(text)
+        if value != int(value):
+            raise ValueError(text)
+        return int(value)
+    return int(text)
+
+
+def catalog_size_example(family: Family) -> str:
+    return "x".join(str(v) for v in family.default_size.values())
+
+
+def clip(size: dict[str, int], cap: dict[str, int] | None) -> dict[str, int]:
+    if not cap:
+        return dict(size)
+    return {d: min(v, cap.get(d, v)) for d, v in size.items()}
+
+
+def grid_for(family: Family, variant: Variant, size: dict[str, int]) -> tuple[int, ...]:
+    if variant.grid == "one":
+        return (1,)
+    if variant.grid.startswith("per_sm:"):
+        return (device_info().sm_count * int(variant.grid.split(":", 1)[1]),)
+    return tuple(math.ceil(size[d] / t) for d, t in zip(family.grid_dims, variant.tile_dims()))
+
+
+def make_launch_factory(family: Family, variant: Variant, spec: Any):
+    """launch_for(inputs, out, size) -> launch(stream), inside NVTX family -> variant ranges."""
+    if variant.vendor:
+        def vendor_for(inputs, out, size):
+            return ranges.ranged(spec.vendor_launch(variant.name, inputs, out, size), family.name, variant.name)
+        return vendor_for
+    kernel = build.compile_variant(variant)
+    block = variant.block_dims()
+
+    def kernel_for(inputs, out, size):
+        grid = grid_for(family, variant, size)
+        args = spec.kernel_args(inputs, out, size)
+
+        def launch(stream: Any) -> None:
+            kernel.function(grid, block, args, stream=stream)
+
+        return ranges.ranged(launch, family.name, variant.name)
+
+    return kernel_for
+
+
+def run_family(request: RunRequest, progress: ProgressFn | None = None) -> Results:
+    family = catalog.load_family(request.family)
+    if request.extra_variants:
+        family = family.with_variants(request.extra_variants)
+    chosen = family.select(request.variants)
+    if request.defines:
+        chosen = [v if v.vendor else v.with_defines(request.defines) for v in chosen]
+    spec = families.spec(family.name)
+    size = request.size or dict(family.default_size)
+    device_info()
+    _check_memory(spec, size)
+    harness = timing.Harness()
+    rows: list[Row] = []
+    context_lost = ""
+    for index, variant in enumerate(chosen):
+        report = (lambda step: progress(Progress(variant.name, step, index, len(chosen)))) if progress else (lambda step: None)
+        bench_size = clip(size, variant.max_size)
+        row = Row(family=family.name, variant=variant.name, size=bench_size, vendor=variant.vendor,
+                  check=CheckResult(status=SKIPPED), technique=variant.technique,
+                  flop=spec.flop(bench_size), bytes=spec.bytes_moved(bench_size))
+        rows.append(row)
+        if context_lost:
+            row.check.reasons.append(f"not run: {context_lost}")
+            continue
+        try:
+            report("compile")
+            launch_for = make_launch_factory(family, variant, spec)
+            report("check")
+            row.check, prepared = check_variant(spec, variant.name, launch_for,
+                                                [*family.check_sizes, bench_size], harness.stream)
+            if row.check.status == OK and not request.check_only:
+                report("time")
+                launch = launch_for(prepared.inputs, prepared.out, prepared.size)
+                row.timing = timing.measure(launch, harness, request.policy)
+            del prepared
+        except _cuda_errors() as exc:
+            # A sticky CUDA error (illegal address, launch failure) poisons the whole context.
+            row.check = CheckResult(status=FAULT, reasons=[f"CUDA error: {str(exc).splitlines()[0]}"])
+            context_lost = f"{variant.name} faulted and the CUDA context is lost"
+        report("done")
+        cupy().get_default_memory_pool().free_all_blocks()
+    return Results(
+        environment=fingerprint.environment(),
+        rows=rows,
+        timing_policy=request.policy.to_dict(),
+        created_utc=fingerprint.now_utc(),
+    )
+
+
+def _cuda_errors() -> tuple[type[BaseException], ...]:
+    cp = cupy()
+    return (cp.cuda.runtime.CUDARuntimeError, cp.cuda.driver.CUDADriverError)
+
+
+def _check_memory(spec: Any, size: dict[str, int]) -> None:
+    free, _total = cupy().cuda.runtime.memGetInfo()
+    need = spec.bytes_moved(size) * MEMORY_HEADROOM
+    if need > free:
+        raise UsageError(
+            f"size {'x'.join(map(str, size.values()))} needs about {need / 2**30:.1f} GiB of GPU memory "
+            f"but {free / 2**30:.1f} GiB is free; choose a smaller --size"
+        )

@@ -1,0 +1,250 @@
+"""Suite files (suites/*.toml): load and validate them into Suite and SuiteCase, with sweeps expanded."""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from gpuprof.compare import PRESETS
+from gpuprof.errors import InputError
+
+SUITE_SCHEMA = 1
+TIMING_MODES = ("cold", "hot", "graph", "cupti")
+# Timing keys and the check each value must pass; the runner fills anything left out.
+TIMING_KEYS = {
+    "mode": "one of " + ", ".join(TIMING_MODES),
+    "max_time_s": "a positive number of seconds",
+    "min_samples": "a positive integer",
+    "max_samples": "a positive integer",
+    "target_spread": "a number between 0 and 1 (0.005 = 0.5 %)",
+}
+TOP_KEYS = ("schema", "name", "timing", "compare", "case", "sweep")
+CASE_KEYS = ("family", "variants", "sizes", "timing")
+SWEEP_KEYS = ("family", "variant", "params", "size", "timing")
+# One sweep is a parameter study, not a benchmark farm: beyond this it is almost surely a typo.
+MAX_SWEEP_CASES = 1024
+_DEFINE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class SuiteCase:
+    """One family with its variants and sizes (None: the family's default sizes).
+
+    timing holds only this case's overrides (see Suite.case_timing); defines are -D values set
+    by a [[sweep]].
+    """
+
+    family: str
+    variants: list[str] | Literal["all"]
+    sizes: list[dict[str, int]] | None = None
+    timing: dict[str, Any] = field(default_factory=dict)
+    defines: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    path: Path
+    timing: dict[str, Any]
+    compare_preset: str
+    cases: list[SuiteCase]
+
+    def case_timing(self, case: SuiteCase) -> dict[str, Any]:
+        """The suite's timing policy with the case's overrides on top."""
+        return {**self.timing, **case.timing}
+
+
+def load_suite(
+    path: str | Path,
+    known: Mapping[str, Sequence[str]] | None = None,
+    size_keys: Mapping[str, Sequence[str]] | None = None,
+) -> Suite:
+    """Read and validate a suite file; every problem is an InputError naming the file and the place.
+
+    known maps family -> variant names and size_keys family -> size keys (both from the catalogue);
+    when given they are checked here, so a typo fails before any GPU work starts.
+    """
+    path = Path(path)
+    data = _read_toml(path)
+    return _Validator(path, known, size_keys).suite(data)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise InputError(f"cannot read suite {path}: {exc.strerror or exc}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: not valid TOML: {exc}") from None  # the message has line and column
+
+
+class _Validator:
+    """Walks the parsed TOML once; `where` names the table being checked in every message."""
+
+    def __init__(self, path: Path, known: Mapping[str, Sequence[str]] | None,
+                 size_keys: Mapping[str, Sequence[str]] | None) -> None:
+        self.path = path
+        self.known = known
+        self.size_keys = size_keys
+
+    def fail(self, where: str, why: str) -> InputError:
+        return InputError(f"{self.path}: {where}: {why}" if where else f"{self.path}: {why}")
+
+    def suite(self, data: dict[str, Any]) -> Suite:
+        self.keys("", data, TOP_KEYS)
+        self.schema(data.get("schema"))
+        name = data.get("name", self.path.stem)
+        if not isinstance(name, str) or not name:
+            raise self.fail("", f"'name' must be a non-empty string, got {name!r}")
+        timing = self.timing("timing", data.get("timing", {}))
+        preset = self.compare(data.get("compare", {}))
+        cases = [self.case(f"case {i}", c) for i, c in enumerate(self.tables("case", data), 1)]
+        for i, sweep in enumerate(self.tables("sweep", data), 1):
+            cases.extend(self.sweep(f"sweep {i}", sweep))
+        if not cases:
+            raise self.fail("", "no [[case]] or [[sweep]] tables; a suite needs at least one")
+        return Suite(name=name, path=self.path, timing=timing, compare_preset=preset, cases=cases)
+
+    def schema(self, value: Any) -> None:
+        if value is None:
+            raise self.fail("", f"missing 'schema = {SUITE_SCHEMA}' at the top")
+        if not _is_int(value):
+            raise self.fail("", f"'schema' must be an integer, got {value!r}")
+        if value > SUITE_SCHEMA:
+            raise self.fail("", f"schema {value} is newer than this gpuprof reads ({SUITE_SCHEMA}); upgrade gpuprof")
+        if value != SUITE_SCHEMA:
+            raise self.fail("", f"unknown schema {value} (this gpuprof reads schema {SUITE_SCHEMA})")
+
+    def keys(self, where: str, table: dict[str, Any], allowed: Sequence[str]) -> None:
+        for key in table:
+            if key not in allowed:
+                close = difflib.get_close_matches(key, allowed, n=1)
+                hint = f"did you mean {close[0]!r}?" if close else f"expected one of: {', '.join(allowed)}"
+                raise self.fail(where, f"unknown key {key!r} ({hint})")
+
+    def tables(self, key: str, data: dict[str, Any]) -> list[dict[str, Any]]:
+        value = data.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(t, dict) for t in value):
+            raise self.fail("", f"'{key}' must be written as [[{key}]] tables")
+        return value
+
+    def timing(self, where: str, value: Any) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.fail(where, f"must be a table like {{ mode = \"cold\", max_time_s = 2.0 }}, got {value!r}")
+        self.keys(where, value, tuple(TIMING_KEYS))
+        for key, item in value.items():
+            if not _timing_value_ok(key, item):
+                raise self.fail(where, f"'{key}' must be {TIMING_KEYS[key]}, got {item!r}")
+        return dict(value)
+
+    def compare(self, value: Any) -> str:
+        if not isinstance(value, dict):
+            raise self.fail("compare", f"must be a table like {{ preset = \"default\" }}, got {value!r}")
+        self.keys("compare", value, ("preset",))
+        preset = value.get("preset", "default")
+        if preset not in PRESETS:
+            raise self.fail("compare", f"unknown preset {preset!r} (choices: {', '.join(PRESETS)})")
+        return preset
+
+    def case(self, where: str, table: dict[str, Any]) -> SuiteCase:
+        self.keys(where, table, CASE_KEYS)
+        family = self.family(where, table.get("family"))
+        variants = table.get("variants", "all")
+        if variants != "all":
+            if not isinstance(variants, list) or not variants or not all(isinstance(v, str) and v for v in variants):
+                raise self.fail(where, f"'variants' must be a non-empty list of names or \"all\", got {variants!r}")
+            if len(set(variants)) != len(variants):
+                raise self.fail(where, f"'variants' lists a name twice: {variants!r}")
+            for variant in variants:
+                self.variant(where, family, variant)
+        sizes = None if "sizes" not in table else self.sizes(where, family, table["sizes"])
+        timing = self.timing(f"{where}: timing", table.get("timing", {}))
+        return SuiteCase(family=family, variants=variants, sizes=sizes, timing=timing)
+
+    def sweep(self, where: str, table: dict[str, Any]) -> list[SuiteCase]:
+        self.keys(where, table, SWEEP_KEYS)
+        family = self.family(where, table.get("family"))
+        variant = table.get("variant")
+        if not isinstance(variant, str) or not variant:
+            raise self.fail(where, f"'variant' must be one variant name, got {variant!r}")
+        self.variant(where, family, variant)
+        params = self.params(where, table.get("params"))
+        sizes = None if "size" not in table else [self.size(where, family, table["size"], "'size'")]
+        timing = self.timing(f"{where}: timing", table.get("timing", {}))
+        combos = list(itertools.product(*params.values()))
+        if len(combos) > MAX_SWEEP_CASES:
+            raise self.fail(where, f"'params' expand to {len(combos)} cases (at most {MAX_SWEEP_CASES}); narrow them")
+        return [
+            SuiteCase(family=family, variants=[variant], sizes=sizes, timing=timing,
+                      defines=dict(zip(params, combo)))
+            for combo in combos
+        ]
+
+    def params(self, where: str, value: Any) -> dict[str, list[int]]:
+        example = "like { BM = [64, 128], TM = [4, 8] }"
+        if not isinstance(value, dict) or not value:
+            raise self.fail(where, f"'params' must be a table of integer lists {example}, got {value!r}")
+        for name, values in value.items():
+            if not _DEFINE_NAME.fullmatch(name):
+                raise self.fail(where, f"'params' name {name!r} is not a valid C macro name")
+            if not isinstance(values, list) or not values or not all(_is_int(v) for v in values):
+                raise self.fail(where, f"'params.{name}' must be a non-empty list of integers {example}")
+        return value
+
+    def family(self, where: str, value: Any) -> str:
+        if not isinstance(value, str) or not value:
+            raise self.fail(where, f"'family' must be a family name, got {value!r}")
+        if self.known is not None and value not in self.known:
+            raise self.fail(where, f"unknown family {value!r} (known: {', '.join(sorted(self.known))})")
+        return value
+
+    def variant(self, where: str, family: str, variant: str) -> None:
+        if self.known is not None and variant not in self.known[family]:
+            raise self.fail(where, f"unknown {family} variant {variant!r} (known: {', '.join(self.known[family])})")
+
+    def sizes(self, where: str, family: str, value: Any) -> list[dict[str, int]]:
+        if not isinstance(value, list) or not value or not all(isinstance(s, dict) for s in value):
+            raise self.fail(where, f"'sizes' must be a list of tables like [{self.size_example(family)}] "
+                                   "(leave it out for the family's default sizes)")
+        sizes = [self.size(where, family, s, f"'sizes' entry {i}") for i, s in enumerate(value, 1)]
+        if any(s.keys() != sizes[0].keys() for s in sizes):
+            raise self.fail(where, "every entry of 'sizes' must have the same keys")
+        return sizes
+
+    def size(self, where: str, family: str, value: Any, what: str) -> dict[str, int]:
+        example = self.size_example(family)
+        if not isinstance(value, dict) or not value:
+            raise self.fail(where, f"{what} must be a table like {example}, got {value!r}")
+        expected = self.size_keys.get(family) if self.size_keys else None
+        if expected is not None and set(value) != set(expected):
+            raise self.fail(where, f"{what} has keys {sorted(value)}; {family} sizes are {example}")
+        for key, item in value.items():
+            if not _is_int(item) or item <= 0:
+                raise self.fail(where, f"{what}: '{key}' must be a positive integer, got {item!r}")
+        return dict(value)
+
+    def size_example(self, family: str) -> str:
+        keys = (self.size_keys or {}).get(family) or ["n"]
+        return "{" + ", ".join(f"{k} = …" for k in keys) + "}"
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _timing_value_ok(key: str, value: Any) -> bool:
+    if key == "mode":
+        return value in TIMING_MODES
+    if key in ("min_samples", "max_samples"):
+        return _is_int(value) and value > 0
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    return value > 0 if key == "max_time_s" else 0 < value < 1

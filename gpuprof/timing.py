@@ -1,0 +1,236 @@
+"""The timing engine: cold / hot / graph sample loops -> Timing (raw samples, clocks, stop reason)."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gpuprof import stats
+from gpuprof.errors import UsageError
+from gpuprof.gpu import cupy, device_info
+from gpuprof.results import Timing
+
+Launch = Callable[[Any], None]  # launch(stream): enqueue one run of the variant on that stream
+
+MODES = {
+    "cold": "L2 flushed (by a clean read) before each sample; one launch between two events",
+    "hot": "back-to-back launches, L2 warm; one launch between two events",
+    "graph": "CUDA graph of R back-to-back launches, L2 warm; replay time / R",
+    "cupti": "L2 flushed before each sample; the kernels' own start-to-end GPU timestamps from CUPTI "
+             "(torch.profiler), summed over the kernels of one launch: no event or launch overhead",
+}
+
+MAX_BATCH = 64  # queued ops stay far below the launch queue depth (~1024), so the host never blocks
+BATCH_GPU_SECONDS = 0.05
+RELEASE_TIMEOUT_NS = 2_000_000_000
+CLOCK_PROBE_NS = 50_000
+GRAPH_REPLAY_SECONDS = 500e-6  # graph replays long enough that event overhead is < 1 %
+
+
+@dataclass(frozen=True)
+class TimingPolicy:
+    mode: str = "cold"
+    min_samples: int = 10
+    max_samples: int = 1000
+    max_time_s: float = 2.0
+    target_spread: float = 0.005
+    warmup: int = 3
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise UsageError(f"unknown timing mode '{self.mode}'; choose from: {', '.join(MODES)}")
+        if self.min_samples < 1 or self.max_samples < self.min_samples:
+            raise UsageError("need 1 <= min_samples <= max_samples")
+        if not self.max_time_s > 0 or not self.target_spread > 0:
+            raise UsageError("max_time_s and target_spread must be positive")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self) | {"mode_description": MODES[self.mode]}
+
+
+class Harness:
+    """Device-side helpers shared by every measurement in a process: L2 flush, hold, clock probe."""
+
+    def __init__(self) -> None:
+        cp = cupy()
+        info = device_info()
+        self.stream = cp.cuda.Stream(non_blocking=True)
+        module = cp.RawModule(code=(Path(__file__).parent / "harness.cu").read_text(), options=("--std=c++17",))
+        self._block = module.get_function("gpuprof_block_until_released")
+        self._probe = module.get_function("gpuprof_clock_probe")
+        self._flush = module.get_function("gpuprof_flush_l2")
+        # Twice the L2: replacement is not strict LRU, so one L2's worth can leave lines behind.
+        self.flush_bytes = 2 * info.l2_bytes
+        self._flush_buf = cp.full(self.flush_bytes // 16 * 16, 0x5A, dtype=cp.uint8)
+        self._flush_grid = info.sm_count * 4
+        self._sink = cp.zeros(1, dtype=cp.int32)
+        self._timed_out = cp.zeros(1, dtype=cp.int32)
+        self._clock = cp.zeros(2, dtype=cp.uint64)
+        # Mapped pinned memory: the host writes the release flag, the blocker kernel reads it.
+        rt = cp.cuda.runtime
+        self._release_mem = cp.cuda.PinnedMemory(64, rt.hostAllocMapped | rt.hostAllocPortable)
+        self._release = np.frombuffer(cp.cuda.PinnedMemoryPointer(self._release_mem, 0), dtype=np.int32, count=1)
+        self._events: list[Any] = []
+
+    def flush(self) -> None:
+        count = self.flush_bytes // 16
+        self._flush((self._flush_grid,), (512,), (self._flush_buf, np.int64(count), self._sink), stream=self.stream)
+
+    def hold(self) -> None:
+        self._release[0] = 0
+        self._block((1,), (1,), (np.uint64(self._release_mem.ptr), self._timed_out,
+                                 np.uint64(RELEASE_TIMEOUT_NS)), stream=self.stream)
+
+    def release(self) -> None:
+        self._release[0] = 1
+
+    def probe_clock(self) -> None:
+        self._probe((1,), (1,), (self._clock, np.uint64(CLOCK_PROBE_NS)), stream=self.stream)
+
+    def clock_mhz(self) -> float:
+        cycles, ns = (int(x) for x in self._clock.get())
+        return cycles / ns * 1e3 if ns else math.nan
+
+    def events(self, count: int) -> list[Any]:
+        cp = cupy()
+        while len(self._events) < count:
+            self._events.append(cp.cuda.Event())
+        return self._events[:count]
+
+    def took_too_long(self) -> bool:
+        flag = bool(self._timed_out.get()[0])
+        self._timed_out.fill(0)
+        return flag
+
+
+def measure(launch: Launch, harness: Harness, policy: TimingPolicy) -> Timing:
+    """Warm up, then take batches of samples until the spread is small or the budget is spent."""
+    stream = harness.stream
+    for _ in range(policy.warmup):
+        launch(stream)
+    stream.synchronize()
+    per_launch_s = _estimate(launch, harness)
+    sample_runner, per_sample, note, launches = _sampler(launch, harness, policy.mode, per_launch_s)
+    gpu_per_sample_s = per_sample + (harness.flush_bytes / 2e12 if policy.mode == "cold" else 0.0)
+
+    samples: list[float] = []
+    clocks: list[float] = []
+    started = time.perf_counter()
+    stop_reason = ""
+    while not stop_reason:
+        want = max(policy.min_samples - len(samples), 1)
+        batch = int(min(MAX_BATCH, policy.max_samples - len(samples),
+                        max(want, BATCH_GPU_SECONDS // max(gpu_per_sample_s, 1e-9))))
+        got = sample_runner(batch)
+        if harness.took_too_long():
+            continue  # the host was too slow to queue the batch: its samples may hold gaps
+        samples += got
+        clocks += [harness.clock_mhz()] * len(got)
+        stop_reason = _stop_reason(samples, policy, time.perf_counter() - started)
+    return Timing(mode=policy.mode, samples_s=samples, stop_reason=stop_reason,
+                  summary=stats.summarize(samples), sm_clock_mhz=clocks,
+                  launches_per_sample=launches, note=note)
+
+
+def _stop_reason(samples: list[float], policy: TimingPolicy, elapsed_s: float) -> str:
+    n = len(samples)
+    if n >= policy.min_samples and stats.robust_rel_spread(samples) <= policy.target_spread:
+        return "converged"
+    if n >= policy.max_samples:
+        return "max_samples"
+    if elapsed_s >= policy.max_time_s and n >= policy.min_samples:
+        return "time_budget"
+    if elapsed_s >= 10 * policy.max_time_s:
+        return "time_budget_before_min_samples"
+    return ""
+
+
+def _estimate(launch: Launch, harness: Harness) -> float:
+    """Seconds one launch takes (L2 cold), to size batches and graphs."""
+    start, end = harness.events(2)
+    harness.flush()
+    start.record(harness.stream)
+    launch(harness.stream)
+    end.record(harness.stream)
+    end.synchronize()
+    return cupy().cuda.get_elapsed_time(start, end) / 1e3
+
+
+def _sampler(launch: Launch, harness: Harness, mode: str, per_launch_s: float):
+    """(take(n) -> n samples in seconds, GPU seconds per sample, note, launches per sample)."""
+    cp = cupy()
+    stream = harness.stream
+
+    def take(n: int, body: Callable[[], None], divide: int) -> list[float]:
+        events = harness.events(2 * n)
+        harness.hold()  # nothing below starts until every sample of the batch is queued
+        harness.probe_clock()
+        for i in range(n):
+            if mode == "cold":
+                harness.flush()
+            events[2 * i].record(stream)
+            body()
+            events[2 * i + 1].record(stream)
+        harness.release()
+        events[2 * n - 1].synchronize()
+        return [cp.cuda.get_elapsed_time(events[2 * i], events[2 * i + 1]) / 1e3 / divide for i in range(n)]
+
+    if mode in ("cold", "hot"):
+        return (lambda n: take(n, lambda: launch(stream), 1)), per_launch_s, "", 1
+    if mode == "cupti":
+        return (lambda n: _take_cupti(n, launch, harness)), per_launch_s, "", 1
+
+    repeats = int(min(1000, max(1, math.ceil(GRAPH_REPLAY_SECONDS / max(per_launch_s, 1e-7)))))
+    stream.begin_capture()
+    try:
+        for _ in range(repeats):
+            launch(stream)
+    finally:
+        graph = stream.end_capture()
+    graph.launch(stream)  # the first replay uploads the graph; keep that out of the samples
+    stream.synchronize()
+    note = f"graph of {repeats} launches per replay; sample = replay time / {repeats}"
+    return (lambda n: take(n, lambda: graph.launch(stream), repeats)), per_launch_s * repeats, note, repeats
+
+
+def _take_cupti(n: int, launch: Launch, harness: Harness) -> list[float]:
+    """n cold samples timed by CUPTI's kernel records (what ncu and nsys read), not by events."""
+    from gpuprof.families._torch import torch
+
+    t = torch()
+    with t.profiler.profile(activities=[t.profiler.ProfilerActivity.CUDA]) as prof:
+        harness.hold()
+        harness.probe_clock()
+        for _ in range(n):
+            harness.flush()
+            launch(harness.stream)
+        harness.release()
+        harness.stream.synchronize()
+    records = [(e.start_ns(), e.duration_ns(), e.name()) for e in prof.profiler.kineto_results.events()
+               if e.device_type() == t.autograd.DeviceType.CUDA]
+    return samples_from_records(records)
+
+
+def samples_from_records(records: list[tuple[int, int, str]]) -> list[float]:
+    """Split GPU activity records into samples at each L2 flush; a sample sums what ran between two.
+
+    The harness's own kernels (flush, hold, clock probe) are never counted. Pure, for tests.
+    """
+    samples: list[float] = []
+    current: float | None = None
+    for _start, duration_ns, name in sorted(records):
+        if name == "gpuprof_flush_l2":
+            if current:
+                samples.append(current)
+            current = 0.0
+        elif current is not None and not name.startswith("gpuprof_"):
+            current += duration_ns * 1e-9
+    if current:
+        samples.append(current)
+    return samples

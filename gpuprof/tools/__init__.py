@@ -1,0 +1,1 @@
+"""External programs: build their argument lists, run them with a timeout, keep their output."""

@@ -1,0 +1,93 @@
+"""Shared test plumbing: skip GPU tests without a usable GPU, skip compile tests without nvcc.
+
+`@pytest.mark.gpu` is declared in pyproject.toml; `@pytest.mark.nvcc` is declared here. Both are
+decided once per session, at collection, so a skipped test never sets up its fixtures.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gpuprof.errors import EnvironmentProblem
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+GPU_SKIP_REASON = "needs a CUDA GPU"
+NVCC_SKIP_REASON = "needs nvcc (the CUDA toolkit) on PATH or in $CUDA_HOME/bin"
+
+
+@cache
+def gpu_problem() -> str | None:
+    """None when a CUDA GPU is usable here, else why not (CuPy missing, no driver, no device)."""
+    from gpuprof.gpu import require_gpu
+
+    try:
+        require_gpu()
+    except EnvironmentProblem as exc:
+        return exc.message
+    return None
+
+
+def gpu_usable() -> bool:
+    return gpu_problem() is None
+
+
+@cache
+def nvcc_path() -> str | None:
+    """nvcc as gpuprof itself finds it (PATH, then $CUDA_HOME/bin), or None."""
+    from gpuprof.tools._proc import find_tool
+
+    try:
+        return find_tool("nvcc")
+    except EnvironmentProblem:
+        return None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "nvcc: compiles CUDA with nvcc; skipped cleanly without it")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if any(item.get_closest_marker("gpu") for item in items) and not gpu_usable():
+        skip_gpu = pytest.mark.skip(reason=GPU_SKIP_REASON)
+        for item in items:
+            if item.get_closest_marker("gpu"):
+                item.add_marker(skip_gpu)
+    if any(item.get_closest_marker("nvcc") for item in items) and nvcc_path() is None:
+        skip_nvcc = pytest.mark.skip(reason=NVCC_SKIP_REASON)
+        for item in items:
+            if item.get_closest_marker("nvcc"):
+                item.add_marker(skip_nvcc)
+
+
+@pytest.fixture
+def nvcc_available() -> str:
+    """The nvcc path; skips the test where there is none."""
+    path = nvcc_path()
+    if path is None:
+        pytest.skip(NVCC_SKIP_REASON)
+    return path
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture
+def fixtures_dir() -> Path:
+    """Recorded tool outputs (tests/fixtures/, see its README)."""
+    return TESTS / "fixtures"
+
+
+@pytest.fixture
+def no_gpu() -> str:
+    """For tests of the no-GPU error: skips where a GPU is usable; returns why none is usable here."""
+    problem = gpu_problem()
+    if problem is None:
+        pytest.skip("checks the no-GPU error, but a CUDA GPU is usable here")
+    return problem

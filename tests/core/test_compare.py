@@ -1,0 +1,240 @@
+"""compare.py on synthetic samples with known answers, plus one recorded H100 pair when present."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpuprof.compare import (
+    PRESETS,
+    ComparePolicy,
+    Reason,
+    Status,
+    compare_files,
+    compare_results,
+    decide,
+    gate,
+    median_interval,
+    policy_for,
+)
+from gpuprof.errors import InputError, UsageError
+from gpuprof.results import CheckResult, Results, Row, Timing
+from gpuprof.stats import summarize
+
+H100 = "NVIDIA H100 80GB HBM3"
+DEFAULT = PRESETS["default"]
+RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "results"
+
+
+def make_row(variant="grid", median=1e-3, noise=0.005, n=30, seed=0, status="ok", mode="cold", size=None):
+    """A vecadd row whose samples are median * (1 + noise * N(0, 1)), seeded so answers are fixed."""
+    timing = None
+    if n:
+        samples = (median * (1 + noise * np.random.default_rng(seed).standard_normal(n))).tolist()
+        timing = Timing(mode=mode, samples_s=samples, stop_reason="target_spread", summary=summarize(samples))
+    reasons = [] if status == "ok" else ["max relative error 1.0 > tolerance 1e-5"]
+    return Row(family="vecadd", variant=variant, size=size or {"n": 1 << 26}, vendor=False,
+               check=CheckResult(status=status, reasons=reasons), timing=timing)
+
+
+def make_results(*rows, **environment):
+    env = {"gpu_name": H100, "gpu_uuid": "GPU-aaaa", "driver_version": "580.159.04",
+           "toolkit_version": "13.0", "clock_policy": "default"}
+    return Results(environment={**env, **environment}, rows=list(rows))
+
+
+def one_verdict(base_row, new_row, policy=DEFAULT):
+    report = compare_results(make_results(base_row), make_results(new_row), policy)
+    (verdict,) = report.verdicts
+    return verdict, report
+
+
+def test_identical_samples_are_same_within_noise():
+    verdict, report = one_verdict(make_row(seed=1), make_row(seed=1))
+    assert (verdict.status, verdict.reason) == (Status.SAME, Reason.WITHIN_NOISE)
+    assert verdict.ratio == 1.0 and verdict.p_value == pytest.approx(1.0)
+    assert gate(report) == []
+
+
+def test_five_percent_slower_with_small_noise_is_slower_clear_gap():
+    verdict, report = one_verdict(make_row(seed=1), make_row(median=1.05e-3, seed=2))
+    assert (verdict.status, verdict.reason) == (Status.SLOWER, Reason.CLEAR_GAP)
+    assert 1 + DEFAULT.min_effect < verdict.ci_low < 1.05 < verdict.ci_high
+    assert verdict.p_value < DEFAULT.alpha
+    (failure,) = gate(report)
+    assert failure.startswith("vecadd/grid/67108864 SLOWER (clear_gap): +")
+
+
+def test_five_percent_faster_is_faster_and_never_fails_the_gate():
+    verdict, report = one_verdict(make_row(seed=1), make_row(median=0.95e-3, seed=2))
+    assert (verdict.status, verdict.reason) == (Status.FASTER, Reason.CLEAR_GAP)
+    assert gate(report) == []
+
+
+def test_noisy_overlapping_samples_are_inconclusive():
+    base, new = make_row(noise=0.10, n=15, seed=1), make_row(median=1.02e-3, noise=0.10, n=15, seed=2)
+    verdict, report = one_verdict(base, new)
+    assert (verdict.status, verdict.reason) == (Status.INCONCLUSIVE, Reason.OVERLAPPING)
+    assert "take more samples" in verdict.detail
+    assert gate(report) == []
+
+
+def test_real_but_tiny_shift_is_same_below_min_effect():
+    base, new = make_row(noise=0.001, n=200, seed=1), make_row(median=1.005e-3, noise=0.001, n=200, seed=2)
+    verdict, _ = one_verdict(base, new)
+    assert (verdict.status, verdict.reason) == (Status.SAME, Reason.BELOW_MIN_EFFECT)
+
+
+@pytest.mark.parametrize(
+    ("slowdown", "preset", "expected"),
+    [
+        (1.015, "strict", Status.SLOWER),  # 1 % min effect, so 1.5 % counts
+        (1.015, "default", Status.SAME),  # 2 %: real but too small to matter
+        (1.03, "default", Status.SLOWER),
+        (1.03, "permissive", Status.SAME),  # 5 %
+        (1.08, "permissive", Status.SLOWER),
+    ],
+)
+def test_presets_move_the_min_effect(slowdown, preset, expected):
+    base = make_row(noise=0.002, n=60, seed=1)
+    new = make_row(median=slowdown * 1e-3, noise=0.002, n=60, seed=2)
+    verdict, _ = one_verdict(base, new, policy_for(preset))
+    assert verdict.status is expected
+
+
+@pytest.mark.parametrize(
+    ("ci", "p_value", "expected"),
+    [
+        ((1.03, 1.06), 1e-6, (Status.SLOWER, Reason.CLEAR_GAP)),
+        ((0.94, 0.97), 1e-6, (Status.FASTER, Reason.CLEAR_GAP)),
+        ((1.03, 1.06), 0.5, (Status.INCONCLUSIVE, Reason.TESTS_DISAGREE)),  # both must agree
+        ((0.99, 1.01), 0.5, (Status.SAME, Reason.WITHIN_NOISE)),
+        ((1.005, 1.015), 1e-6, (Status.SAME, Reason.BELOW_MIN_EFFECT)),
+        ((1.01, 1.04), 1e-6, (Status.INCONCLUSIVE, Reason.OVERLAPPING)),  # a gap, but maybe < 2 %
+        ((0.90, 1.10), 0.5, (Status.INCONCLUSIVE, Reason.OVERLAPPING)),
+    ],
+)
+def test_decide_needs_the_interval_and_the_rank_test_to_agree(ci, p_value, expected):
+    assert decide(*ci, p_value, DEFAULT) == expected
+
+
+def test_median_interval_of_ten_samples_at_alpha_001_is_min_to_max():
+    values = np.sort(np.arange(1.0, 11.0))
+    assert median_interval(values, 0.01) == (1.0, 10.0)  # 1 - 2/2^10 >= 0.99, the next pair is not
+
+
+def test_too_few_samples_is_inconclusive():
+    verdict, _ = one_verdict(make_row(n=5, seed=1), make_row(median=2e-3, n=5, seed=2))
+    assert (verdict.status, verdict.reason) == (Status.INCONCLUSIVE, Reason.TOO_FEW_SAMPLES)
+    assert "needs at least 10" in verdict.detail
+
+
+def test_row_without_timing_is_inconclusive_not_timed():
+    verdict, _ = one_verdict(make_row(seed=1), make_row(n=0))
+    assert (verdict.status, verdict.reason) == (Status.INCONCLUSIVE, Reason.NOT_TIMED)
+
+
+def test_newly_wrong_row_fails_the_gate():
+    verdict, report = one_verdict(make_row(seed=1), make_row(status="wrong", n=0))
+    assert (verdict.status, verdict.reason) == (Status.WRONG, Reason.NEWLY_WRONG)
+    assert "max relative error" in verdict.detail
+    (failure,) = gate(report)
+    assert failure.startswith("vecadd/grid/67108864 WRONG (newly_wrong): check 'wrong' in NEW, was ok in BASE")
+
+
+def test_row_wrong_in_both_is_wrong_but_not_a_new_failure():
+    verdict, report = one_verdict(make_row(status="wrong", n=0), make_row(status="fault", n=0))
+    assert (verdict.status, verdict.reason) == (Status.WRONG, Reason.WRONG_RESULT)
+    assert gate(report) == []
+
+
+def test_row_fixed_since_base_has_nothing_to_compare():
+    verdict, report = one_verdict(make_row(status="wrong", n=0), make_row(seed=2))
+    assert (verdict.status, verdict.reason) == (Status.INCONCLUSIVE, Reason.BASE_WRONG)
+    assert gate(report) == []
+
+
+def test_added_and_removed_rows_are_listed_not_judged():
+    base = make_results(make_row("grid", seed=1), make_row("one_block", seed=2))
+    new = make_results(make_row("grid", seed=1), make_row("vectorized", seed=3), make_row("torch", status="wrong", n=0))
+    report = compare_results(base, new, DEFAULT)
+    assert [v.row_id for v in report.verdicts] == ["vecadd/grid/67108864"]
+    assert report.added == ["vecadd/vectorized/67108864", "vecadd/torch/67108864"]
+    assert report.removed == ["vecadd/one_block/67108864"]
+    assert any("torch" in w and "'wrong'" in w for w in report.warnings)
+    assert gate(report) == []
+
+
+def test_different_gpu_models_are_refused():
+    base = make_results(make_row(seed=1))
+    new = make_results(make_row(seed=1), gpu_name="NVIDIA A100-SXM4-80GB", gpu_uuid="GPU-bbbb")
+    with pytest.raises(InputError, match="not comparable.*--allow-different-gpu"):
+        compare_results(base, new, DEFAULT)
+    report = compare_results(base, new, DEFAULT, allow_different_gpu=True)
+    assert any("A100" in w and "compared anyway" in w for w in report.warnings)
+
+
+def test_same_model_different_card_only_warns():
+    base, new = make_results(make_row(seed=1)), make_results(make_row(seed=1), gpu_uuid="GPU-bbbb")
+    report = compare_results(base, new, DEFAULT)
+    assert [w for w in report.warnings if "gpu_uuid" in w]
+
+
+@pytest.mark.parametrize(("key", "word"), [("driver_version", "driver"), ("toolkit_version", "toolkit"),
+                                           ("clock_policy", "clock policy")])
+def test_environment_drift_warns(key, word):
+    report = compare_results(make_results(make_row(seed=1)), make_results(make_row(seed=1), **{key: "other"}), DEFAULT)
+    (warning,) = report.warnings
+    assert word in warning and "'other'" in warning
+
+
+def test_different_timing_modes_warn_per_row():
+    report = compare_results(make_results(make_row(seed=1)), make_results(make_row(seed=1, mode="hot")), DEFAULT)
+    (warning,) = report.warnings
+    assert warning.startswith("vecadd/grid/67108864: timing mode 'cold' in BASE but 'hot' in NEW")
+
+
+def test_duplicate_row_ids_are_bad_input():
+    with pytest.raises(InputError, match="appears twice"):
+        compare_results(make_results(make_row(seed=1), make_row(seed=2)), make_results(make_row(seed=1)), DEFAULT)
+
+
+def test_compare_is_deterministic():
+    base, new = make_results(make_row(noise=0.05, seed=1)), make_results(make_row(median=1.01e-3, noise=0.05, seed=2))
+    assert compare_results(base, new, DEFAULT) == compare_results(base, new, DEFAULT)
+
+
+def test_presets_hold_the_documented_thresholds():
+    table = {name: (p.min_effect, p.alpha, p.min_samples) for name, p in PRESETS.items()}
+    assert table == {"default": (0.02, 0.01, 10), "strict": (0.01, 0.05, 8), "permissive": (0.05, 0.001, 12)}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"min_effect": 0.0}, "min effect"),
+        ({"min_effect": 0.9}, "min effect"),
+        ({"alpha": 0.5}, "alpha"),
+        ({"alpha": 0.001, "min_samples": 5}, "needs at least 11 samples"),
+    ],
+)
+def test_policy_ranges_are_validated(kwargs, message):
+    with pytest.raises(UsageError, match=message):
+        ComparePolicy(**{"name": "custom", "min_effect": 0.02, "alpha": 0.01, "min_samples": 10, **kwargs})
+
+
+def test_unknown_preset_lists_the_choices():
+    with pytest.raises(UsageError, match="choices: default, strict, permissive"):
+        policy_for("loose")
+
+
+@pytest.mark.skipif(
+    not ((RECORDED / "smoke_a.json").exists() and (RECORDED / "smoke_b.json").exists()),
+    reason="needs recorded H100 results",
+)
+def test_recorded_back_to_back_h100_runs_have_no_slower_rows():
+    report = compare_files(RECORDED / "smoke_a.json", RECORDED / "smoke_b.json", DEFAULT)
+    assert report.verdicts
+    assert [v.row_id for v in report.verdicts if v.status is Status.SLOWER] == []

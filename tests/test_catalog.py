@@ -1,0 +1,436 @@
+"""The catalogue: manifest <-> .cu files both ways, geometry, `evaluate`, malformed manifests, select."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from gpuprof import catalog, families
+from gpuprof.catalog import evaluate
+from gpuprof.errors import InputError, UsageError
+
+# ---------------------------------------------------------------- helpers
+
+FAMILIES = catalog.load_all()
+COMPILED = [(f, v) for f in FAMILIES for v in f.variants if not v.vendor]
+COMPILED_IDS = [f"{f.name}/{v.name}" for f, v in COMPILED]
+
+MAX_THREADS_PER_BLOCK = 1024
+MAX_BLOCK_DIMS = (1024, 1024, 64)
+
+
+def source(v: catalog.Variant) -> str:
+    assert v.file is not None
+    return v.file.read_text()
+
+
+def strip_comment(text: str) -> str:
+    return text.split("//", 1)[0].strip()
+
+
+def ifndef_defaults(text: str) -> dict[str, int]:
+    """`#ifndef X / #define X 8 / #endif` blocks: the defaults a -D X=.. overrides."""
+    found = re.findall(r"^\s*#ifndef\s+(\w+)\s*\n\s*#define\s+\1\b([^\n]*)\n\s*#endif", text, re.MULTILINE)
+    return {name: int(strip_comment(value)) for name, value in found}
+
+
+def macros(text: str, overrides: dict[str, int]) -> dict[str, int]:
+    """Every object-like integer #define in the file, with overrides winning over #ifndef defaults."""
+    values = dict(overrides)
+    for name, body in re.findall(r"^\s*#define\s+(\w+)[ \t]+([^\n]+)$", text, re.MULTILINE):
+        if name in values:
+            continue
+        try:
+            values[name] = evaluate(strip_comment(body), values)
+        except ValueError:
+            pass  # a function-like or non-integer macro
+    return values
+
+
+def kernel_declaration(text: str, kernel: str) -> re.Match[str] | None:
+    return re.search(
+        r'extern\s+"C"\s+__global__\s+void\s+(?:__launch_bounds__\s*\((?P<bounds>[^)]*)\)\s+)?'
+        + re.escape(kernel) + r"\s*\((?P<params>[^)]*)\)",
+        text,
+    )
+
+
+def normalize(params: str) -> str:
+    return " ".join(params.replace(",", " , ").split())
+
+
+def write_family(root: Path, name: str = "toy", manifest: str | None = None, files: tuple[str, ...] = ("a.cu",),
+                 **replace: str) -> Path:
+    """A small valid family under root/name; `replace` swaps whole manifest lines by key."""
+    folder = root / name
+    folder.mkdir(parents=True)
+    for f in files:
+        (folder / f).write_text(f'// {name} / {f[:-3]}\nextern "C" __global__ void {name}_{f[:-3]}(int n) {{}}\n')
+    text = manifest if manifest is not None else textwrap.dedent(f"""\
+        family = "{name}"
+        summary = "a toy family"
+        signature = "int n"
+        baseline = "a"
+        dims = ["n"]
+        grid_dims = ["n"]
+        default_size = {{ n = 1024 }}
+        check_sizes = [{{ n = 1 }}, {{ n = 77 }}]
+
+        [[variant]]
+        name = "a"
+        file = "a.cu"
+        kernel = "{name}_a"
+        technique = "one thread per element"
+        block = [128]
+        tile = [128]
+        """)
+    for key, line in replace.items():
+        text, count = re.subn(rf"^{key} = .*$", line, text, count=1, flags=re.MULTILINE)
+        assert count == 1, f"no line for {key}"
+    path = folder / "family.toml"
+    path.write_text(text)
+    return path
+
+
+def after_path(message: str, path: Path) -> str:
+    """The message without the file name (tmp_path names contain test names, hence key words)."""
+    assert str(path) in message
+    return message.replace(str(path), "")
+
+
+def variant_block(name: str, extra: str = "", file: str = "a.cu", kernel: str = "toy_a") -> str:
+    return textwrap.dedent(f"""
+        [[variant]]
+        name = "{name}"
+        file = "{file}"
+        kernel = "{kernel}"
+        technique = "t"
+        block = [128]
+        tile = [128]
+        """) + extra
+
+
+# ---------------------------------------------------------------- manifest <-> files
+
+
+def test_families_are_found_and_have_host_specs():
+    names = catalog.family_names()
+    assert names == sorted(names)
+    assert {"vecadd", "matmul"} <= set(names)
+    assert set(names) == set(families.SPECS)  # a family without a spec could be listed but never run
+    for fam in FAMILIES:
+        assert families.spec(fam.name).RATE in ("flop", "bytes")
+
+
+@pytest.mark.parametrize("fam", FAMILIES, ids=lambda f: f.name)
+def test_every_cu_file_in_a_family_folder_is_a_variant(fam):
+    on_disk = {p.resolve() for p in fam.directory.glob("*.cu")}
+    in_manifest = {v.file.resolve() for v in fam.variants if not v.vendor}
+    assert on_disk == in_manifest
+
+
+@pytest.mark.parametrize("fam", FAMILIES, ids=lambda f: f.name)
+def test_family_references_and_sizes(fam):
+    assert fam.directory.name == fam.name
+    assert fam.baseline in fam.variant_names
+    assert not fam.variant(fam.baseline).vendor
+    if fam.vendor_reference is not None:
+        assert fam.variant(fam.vendor_reference).vendor
+    assert len(set(fam.variant_names)) == len(fam.variant_names)
+    assert set(fam.grid_dims) <= set(fam.dims)
+    for size in (fam.default_size, *fam.check_sizes):
+        assert list(size) == list(fam.dims)
+        assert all(v >= 1 for v in size.values())
+
+
+@pytest.mark.parametrize("fam", FAMILIES, ids=lambda f: f.name)
+def test_every_variant_has_a_technique_and_a_short_word_name(fam):
+    for v in fam.variants:
+        assert v.technique.strip(), v.name
+        assert re.fullmatch(r"[a-z][a-z0-9_]*", v.name), v.name
+
+
+@pytest.mark.parametrize(("fam", "v"), COMPILED, ids=COMPILED_IDS)
+def test_variant_file_exists_and_is_named_for_the_variant(fam, v):
+    assert v.file.is_file()
+    assert v.file.parent == fam.directory
+    assert v.file.name == f"{v.name}.cu"
+
+
+@pytest.mark.parametrize(("fam", "v"), COMPILED, ids=COMPILED_IDS)
+def test_kernel_symbol_is_extern_c_global_with_the_family_signature(fam, v):
+    assert v.kernel == f"{fam.name}_{v.name}"
+    decl = kernel_declaration(source(v), v.kernel)
+    assert decl is not None, f'{v.file.name}: no extern "C" __global__ void {v.kernel}(...)'
+    assert normalize(decl["params"]) == normalize(fam.signature)
+
+
+@pytest.mark.parametrize(("fam", "v"), COMPILED, ids=COMPILED_IDS)
+def test_header_comment_names_family_and_variant(fam, v):
+    lines = source(v).splitlines()
+    assert lines[0].startswith(f"// {fam.name} / {v.name}")
+    assert len(lines) > 1 and lines[1].startswith("//"), "the header says what changed and why"
+
+
+@pytest.mark.parametrize(("fam", "v"), COMPILED, ids=COMPILED_IDS)
+def test_manifest_defines_equal_the_ifndef_defaults(fam, v):
+    assert v.defines == ifndef_defaults(source(v))
+
+
+@pytest.mark.parametrize(("fam", "v"), COMPILED, ids=COMPILED_IDS)
+def test_block_and_tile_evaluate_to_a_launchable_geometry(fam, v):
+    block = v.block_dims()
+    threads = block[0] * block[1] * block[2]
+    assert 1 <= threads <= MAX_THREADS_PER_BLOCK
+    assert all(1 <= d <= limit for d, limit in zip(block, MAX_BLOCK_DIMS))
+    if v.grid == "tiles":
+        tile = v.tile_dims()
+        assert len(tile) == len(fam.grid_dims)
+        assert min(tile) >= 1
+    else:
+        assert v.grid == "one" or re.fullmatch(r"per_sm:[1-9]\d*", v.grid)
+
+
+BOUNDED = [(f, v) for f, v in COMPILED if "__launch_bounds__" in source(v)]
+
+
+@pytest.mark.parametrize(("fam", "v"), BOUNDED, ids=[f"{f.name}/{v.name}" for f, v in BOUNDED])
+def test_block_threads_agree_with_launch_bounds(fam, v):
+    """A launch with more threads than __launch_bounds__ fails at run time; catch it here."""
+    text = source(v)
+    decl = kernel_declaration(text, v.kernel)
+    assert decl is not None and decl["bounds"] is not None
+    max_threads_expr = decl["bounds"].split(",")[0].strip()
+    bound = evaluate(max_threads_expr, macros(text, v.defines))
+    block = v.block_dims()
+    assert block[0] * block[1] * block[2] == bound
+
+
+@pytest.mark.parametrize(("fam", "v"), COMPILED, ids=COMPILED_IDS)
+def test_max_size_caps_only_known_dimensions(fam, v):
+    if v.max_size is None:
+        return
+    assert set(v.max_size) <= set(fam.dims)
+    assert all(v.max_size[d] <= fam.default_size[d] for d in v.max_size)
+
+
+# ---------------------------------------------------------------- evaluate
+
+
+@pytest.mark.parametrize(
+    ("expr", "defines", "expected"),
+    [
+        (32, {}, 32),
+        ("32", {}, 32),
+        ("TILE", {"TILE": 16}, 16),
+        ("(BM*BN)/(TM*TN)", {"BM": 128, "BN": 128, "TM": 8, "TN": 8}, 256),
+        ("(BM*BN)/TM", {"BM": 64, "BN": 64, "TM": 8}, 512),
+        ("BM + BN - 1", {"BM": 4, "BN": 5}, 8),
+        ("7 / 2", {}, 3),  # integer division, as in the C preprocessor
+        ("7 // 2", {}, 3),
+        ("((2))*(3+4)", {}, 14),
+    ],
+)
+def test_evaluate_integer_arithmetic(expr, defines, expected):
+    value = evaluate(expr, defines)
+    assert value == expected
+    assert type(value) is int
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "__import__('os')",
+        "__import__('os').system('touch PWNED')",
+        "BM.real",
+        "BM.__class__",
+        "abs(BM)",
+        "len('abc')",
+        "BM ** 2",
+        "BM % 3",
+        "BM << 1",
+        "BM if BM else 1",
+        "lambda: 1",
+        "[BM]",
+        "'BM'",
+        "1.5",
+        "BM == 1",
+        "BM; 1",
+        "",
+        "BM +",
+        "UNDEFINED * 2",
+    ],
+)
+def test_evaluate_rejects_anything_but_arithmetic_on_defines(expr, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError):
+        evaluate(expr, {"BM": 64})
+    assert not (tmp_path / "PWNED").exists()
+
+
+def test_evaluate_names_the_unknown_define():
+    with pytest.raises(ValueError, match="BX"):
+        evaluate("BX * 2", {"BM": 64})
+
+
+def test_with_defines_overrides_geometry_and_keeps_the_original():
+    v = catalog.load_family("matmul").variant("blocktile_2d")
+    smaller = v.with_defines({"BM": v.defines["BM"] // 2})
+    assert smaller.block_dims()[0] * 2 == v.block_dims()[0]
+    assert smaller.defines["BN"] == v.defines["BN"]
+    assert v.defines != smaller.defines  # the catalogue's variant is unchanged
+
+
+# ---------------------------------------------------------------- malformed manifests
+
+
+def test_the_toy_family_helper_is_valid(tmp_path):
+    fam = catalog.parse_manifest(write_family(tmp_path))
+    assert fam.variant_names == ["a"]
+    assert fam.variant("a").block_dims() == (128, 1, 1)
+
+
+MALFORMED = {
+    "missing key": ({"summary": "# summary removed"}, "summary"),
+    "wrong type: dims": ({"dims": 'dims = "n"'}, "dims"),
+    "wrong type: summary": ({"summary": "summary = 3"}, "summary"),
+    "bad size value": ({"default_size": "default_size = { n = 0 }"}, "default_size"),
+    "size not a table": ({"default_size": "default_size = 1024"}, "default_size"),
+    "empty check sizes": ({"check_sizes": "check_sizes = []"}, "check_sizes"),
+    "baseline not a variant": ({"baseline": 'baseline = "zzz"'}, "baseline"),
+    "family is not the folder": ({"family": 'family = "other"'}, "family"),
+    "variant missing kernel": ({"kernel": "# kernel removed"}, "kernel"),
+    "variant file missing": ({"file": 'file = "missing.cu"'}, "missing.cu"),
+    "tile arity": ({"tile": "tile = [128, 128]"}, "tile"),
+    "block too big": ({"block": "block = [2048]"}, "block"),
+    "block not a list": ({"block": 'block = "128"'}, "block"),
+    "block unknown define": ({"block": 'block = ["BX"]'}, "BX"),
+    "block divides by zero": ({"block": 'block = ["128 / 0"]'}, "division"),
+    "block not arithmetic": ({"block": 'block = ["__import__(\'os\')"]'}, "only + - * /"),
+    "defines not integers": ({"technique": 'technique = "t"\ndefines = { BM = "64" }'}, "defines"),
+    "bad grid kind": ({"technique": 'technique = "t"\ngrid = "twice"'}, "grid"),
+}
+
+
+@pytest.mark.parametrize(("replace", "key"), MALFORMED.values(), ids=MALFORMED.keys())
+def test_malformed_manifest_names_the_file_and_the_key(tmp_path, replace, key):
+    path = write_family(tmp_path, **replace)
+    with pytest.raises(InputError) as info:
+        catalog.parse_manifest(path)
+    message = info.value.message
+    assert info.value.exit_code == 2
+    assert message.startswith(f"{path}: ")
+    assert key in after_path(message, path)
+    assert "\n" not in message
+
+
+def test_duplicate_variant_names_are_rejected(tmp_path):
+    path = write_family(tmp_path)
+    path.write_text(path.read_text() + variant_block("a"))
+    with pytest.raises(InputError) as info:
+        catalog.parse_manifest(path)
+    rest = after_path(info.value.message, path)
+    assert "duplicate variant name" in rest and "'a'" in rest
+
+
+def test_second_variant_errors_say_which_variant(tmp_path):
+    path = write_family(tmp_path)
+    path.write_text(path.read_text() + variant_block("b").replace('kernel = "toy_a"\n', ""))
+    with pytest.raises(InputError) as info:
+        catalog.parse_manifest(path)
+    assert "variant 2: 'kernel' is missing" in after_path(info.value.message, path)
+
+
+def test_not_toml_is_an_input_error(tmp_path):
+    path = write_family(tmp_path, manifest="family = [unclosed\n")
+    with pytest.raises(InputError) as info:
+        catalog.parse_manifest(path)
+    assert "not valid TOML" in after_path(info.value.message, path)
+
+
+def test_variant_table_must_be_an_array_of_tables(tmp_path):
+    path = write_family(tmp_path)
+    text = path.read_text().split("[[variant]]")[0] + 'variant = "a"\n'
+    path.write_text(text)
+    with pytest.raises(InputError) as info:
+        catalog.parse_manifest(path)
+    assert "'variant'" in after_path(info.value.message, path)
+
+
+BAD_EXPRESSIONS = {
+    "unknown define": 'block = ["BX"]',
+    "division by zero": 'block = ["128 / 0"]',
+    "not arithmetic": 'block = ["__import__(\'os\')"]',
+}
+
+
+@pytest.mark.xfail(strict=True, reason="catalog.check_geometry: an expression error in block/tile is reported "
+                                        "as \"variant 'a': <why>\" without saying which key (block or tile) holds it")
+@pytest.mark.parametrize("line", BAD_EXPRESSIONS.values(), ids=BAD_EXPRESSIONS.keys())
+def test_bad_block_expression_names_the_key(tmp_path, line):
+    path = write_family(tmp_path, block=line)
+    with pytest.raises(InputError) as info:
+        catalog.parse_manifest(path)
+    assert "block" in after_path(info.value.message, path)
+
+
+@pytest.mark.xfail(strict=True, reason="catalog._validate: a size table with the wrong dimensions "
+                                        "('size {...} must give exactly [...]') does not name its key")
+def test_size_table_with_wrong_dimensions_names_the_key(tmp_path):
+    path = write_family(tmp_path, default_size="default_size = { m = 1024 }")
+    with pytest.raises(InputError) as info:
+        catalog.parse_manifest(path)
+    assert "default_size" in after_path(info.value.message, path)
+
+
+def test_load_family_from_another_root_and_unknown_family(tmp_path):
+    write_family(tmp_path, name="toy")
+    write_family(tmp_path, name="other")
+    assert catalog.family_names(tmp_path) == ["other", "toy"]
+    assert catalog.load_family("toy", tmp_path).name == "toy"
+    with pytest.raises(UsageError) as info:
+        catalog.load_family("nope", tmp_path)
+    assert "unknown family 'nope'" in info.value.message
+    assert "other, toy" in info.value.message
+
+
+# ---------------------------------------------------------------- select
+
+
+@pytest.mark.parametrize("fam", FAMILIES, ids=lambda f: f.name)
+@pytest.mark.parametrize("names", [None, "all", ["all"]])
+def test_select_all_and_none_give_every_variant_in_catalogue_order(fam, names):
+    assert [v.name for v in fam.select(names)] == fam.variant_names
+
+
+def test_select_keeps_the_given_order_and_ignores_blanks():
+    fam = catalog.load_family("matmul")
+    assert [v.name for v in fam.select("cublas, naive,,smem_tiled")] == ["cublas", "naive", "smem_tiled"]
+    assert [v.name for v in fam.select(["smem_tiled", "naive"])] == ["smem_tiled", "naive"]
+
+
+@pytest.mark.parametrize("names", ["naive,bogus", ["bogus"], "Naive"])
+def test_select_unknown_name_lists_the_choices(names):
+    fam = catalog.load_family("matmul")
+    with pytest.raises(UsageError) as info:
+        fam.select(names)
+    message = info.value.message
+    assert "unknown variant" in message
+    assert message.endswith(", ".join(fam.variant_names))
+
+
+@pytest.mark.parametrize("names", ["", " , ", []])
+def test_select_nothing_is_a_usage_error(names):
+    fam = catalog.load_family("vecadd")
+    with pytest.raises(UsageError, match="empty") as info:
+        fam.select(names)
+    assert ", ".join(fam.variant_names) in info.value.message
+
+
+def test_with_variants_refuses_a_name_clash():
+    fam = catalog.load_family("vecadd")
+    with pytest.raises(UsageError, match="'grid' already exists"):
+        fam.with_variants([fam.variant("grid")])
