@@ -81,6 +81,22 @@ class Family:
             raise UsageError(f"--variants is empty; choose from: {', '.join(self.variant_names)}")
         return [self.variant(n) for n in names]
 
+    def apply_defines(self, variants: list[Variant], overrides: dict[str, int]) -> list[Variant]:
+        """The variants with -D overrides applied, each launch geometry checked again."""
+        if not overrides:
+            return variants
+        out = []
+        for v in variants:
+            if not v.vendor:
+                v = v.with_defines(overrides)
+                try:
+                    check_geometry("-D", self, v)
+                except InputError as exc:
+                    given = " ".join(f"-D {k}={x}" for k, x in overrides.items())
+                    raise UsageError(f"{given} gives an invalid launch: {exc.message.removeprefix('-D: ')}") from None
+            out.append(v)
+        return out
+
     def with_variants(self, extra: list[Variant]) -> Family:
         clash = set(self.variant_names) & {v.name for v in extra}
         if clash:
@@ -170,9 +186,9 @@ def _validate(path: Path, family: Family) -> None:
     for ref in (family.baseline, family.vendor_reference):
         if ref is not None and ref not in names:
             raise InputError(f"{path}: {ref!r} is named as baseline/vendor but is not a variant")
-    for size in (family.default_size, *family.check_sizes):
+    for key, size in (("default_size", family.default_size), *(("check_sizes", s) for s in family.check_sizes)):
         if list(size) != list(family.dims):
-            raise InputError(f"{path}: size {size} must give exactly {list(family.dims)} in that order")
+            raise InputError(f"{path}: '{key}' {size} must give exactly {list(family.dims)} in that order")
     for v in family.variants:
         if v.vendor:
             continue
@@ -182,11 +198,12 @@ def _validate(path: Path, family: Family) -> None:
 
 
 def check_geometry(path: Path | str, family: Family, v: Variant) -> None:
-    try:
-        block = v.block_dims()
-        tile = v.tile_dims()
-    except (ValueError, ZeroDivisionError) as exc:
-        raise InputError(f"{path}: variant {v.name!r}: {exc}") from None
+    for key, dims in (("block", v.block_dims), ("tile", v.tile_dims)):
+        try:
+            dims()
+        except (ValueError, ZeroDivisionError) as exc:
+            raise InputError(f"{path}: variant {v.name!r}: '{key}' {exc}") from None
+    block, tile = v.block_dims(), v.tile_dims()
     if not 1 <= block[0] * block[1] * block[2] <= 1024 or min(block) < 1:
         raise InputError(f"{path}: variant {v.name!r}: block {block} must have 1..1024 threads")
     if v.grid == "tiles" and (len(tile) != len(family.grid_dims) or min(tile, default=0) < 1):
@@ -210,7 +227,7 @@ def evaluate(expr: Expr, defines: dict[str, int]) -> int:
     def walk(node: ast.AST) -> int:
         if isinstance(node, ast.Expression):
             return walk(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        if isinstance(node, ast.Constant) and type(node.value) is int:
             return node.value
         if isinstance(node, ast.Name):
             if node.id not in defines:

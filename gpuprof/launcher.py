@@ -18,9 +18,7 @@ def launch_variant(family_name: str, variant_name: str, size: dict[str, int], *,
         cp.cuda.set_allocator(None)
         cp.cuda.set_pinned_memory_allocator(None)
     family = catalog.load_family(family_name)
-    variant = family.variant(variant_name)
-    if defines and not variant.vendor:
-        variant = variant.with_defines(defines)
+    (variant,) = family.apply_defines([family.variant(variant_name)], defines or {})
     spec = families.spec(family.name)
     device_info()
     size = clip(size, variant.max_size)

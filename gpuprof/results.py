@@ -114,7 +114,7 @@ def from_dict(data: Any, path: str | Path | None = None) -> Results:
     if not isinstance(data, dict) or data.get("schema") != SCHEMA_NAME:
         raise InputError(f"{where}not a gpuprof results file (no \"schema\": \"{SCHEMA_NAME}\")")
     version = data.get("schema_version")
-    if not isinstance(version, int):
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise InputError(f"{where}schema_version is missing or not an integer")
     if version > SCHEMA_VERSION:
         raise InputError(
@@ -140,28 +140,49 @@ def _upgrade(data: dict[str, Any], version: int) -> dict[str, Any]:
     return data
 
 
+def _number(value: Any, name: str, optional: bool = True) -> float | None:
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} must be a number, not {value!r}")
+    return value
+
+
 def _row_from_dict(r: dict[str, Any]) -> Row:
+    """One row, with every field's type checked: a foreign or hand-edited file fails here, not later."""
+    if not isinstance(r, dict):
+        raise ValueError(f"a row must be an object, not {r!r:.40}")
+    where = str(r.get("id") or f"{r.get('family')}/{r.get('variant')}")
     check = CheckResult(**r["check"])
     if check.status not in CHECK_STATUSES:
-        raise ValueError(f"unknown check status {check.status!r}")
+        raise ValueError(f"{where}: unknown check status {check.status!r}")
+    _number(check.max_rel_error, f"{where}: check.max_rel_error")
+    _number(check.tolerance, f"{where}: check.tolerance")
     timing = None
     if r.get("timing") is not None:
         t = dict(r["timing"])
-        summary = Summary(**t.pop("summary")) if t.get("summary") else None
-        t.pop("summary", None)
+        raw_summary = t.pop("summary", None)
+        summary = Summary(**raw_summary) if raw_summary else None
+        if summary is not None:
+            for key, value in vars(summary).items():
+                _number(value, f"{where}: timing.summary.{key}", optional=False)
         timing = Timing(summary=summary, **t)
-        if not all(isinstance(s, (int, float)) for s in timing.samples_s):
-            raise ValueError("timing.samples_s must hold numbers")
+        for sample in (*timing.samples_s, *timing.sm_clock_mhz):
+            _number(sample, f"{where}: timing samples", optional=False)
+    if not isinstance(r["vendor"], bool):
+        raise ValueError(f"{where}: vendor must be true or false, not {r['vendor']!r}")
+    if not isinstance(r["size"], dict):
+        raise ValueError(f"{where}: size must be a table like {{\"n\": 1024}}")
     size = {str(k): int(v) for k, v in r["size"].items()}
     return Row(
         family=str(r["family"]),
         variant=str(r["variant"]),
         size=size,
-        vendor=bool(r["vendor"]),
+        vendor=r["vendor"],
         check=check,
         timing=timing,
-        flop=r.get("flop"),
-        bytes=r.get("bytes"),
+        flop=_number(r.get("flop"), f"{where}: flop"),
+        bytes=_number(r.get("bytes"), f"{where}: bytes"),
         technique=str(r.get("technique", "")),
         ncu=r.get("ncu"),
         sanitizer=r.get("sanitizer"),
@@ -171,6 +192,12 @@ def _row_from_dict(r: dict[str, Any]) -> Row:
 def save(results: Results, path: str | Path) -> Path:
     """Write the results file atomically (an interrupted run never leaves a broken file)."""
     return atomic_write_text(Path(path), json.dumps(to_dict(results), indent=1, allow_nan=True))
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def atomic_write_text(path: Path, text: str) -> Path:
@@ -184,6 +211,7 @@ def atomic_write_text(path: Path, text: str) -> Path:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; results are ordinary files
         os.replace(tmp, path)
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -49,8 +49,8 @@ def parse_size(family: Family, text: str | None) -> dict[str, int]:
     usage = f"--size for {family.name} is {'x'.join(d.upper() for d in dims)} (e.g. {catalog_size_example(family)})"
     try:
         if "=" in text:
-            pairs = dict(p.split("=", 1) for p in text.replace(" ", "").split(","))
-            values = {d: int(pairs.pop(d)) for d in dims}
+            pairs = {k.lower(): v for k, v in (p.split("=", 1) for p in text.replace(" ", "").split(","))}
+            values = {d: _integer(pairs.pop(d)) for d in dims}
             if pairs:
                 raise ValueError
         else:
@@ -60,7 +60,7 @@ def parse_size(family: Family, text: str | None) -> dict[str, int]:
             if len(parts) != len(dims):
                 raise ValueError
             values = dict(zip(dims, parts))
-    except (ValueError, KeyError):
+    except (ValueError, KeyError, OverflowError):
         raise UsageError(f"bad size '{text}': {usage}") from None
     for d, v in values.items():
         if v < 1:
@@ -127,8 +127,7 @@ def run_family(request: RunRequest, progress: ProgressFn | None = None) -> Resul
     if request.extra_variants:
         family = family.with_variants(request.extra_variants)
     chosen = family.select(request.variants)
-    if request.defines:
-        chosen = [v if v.vendor else v.with_defines(request.defines) for v in chosen]
+    chosen = family.apply_defines(chosen, request.defines)
     spec = families.spec(family.name)
     size = request.size or dict(family.default_size)
     device_info()

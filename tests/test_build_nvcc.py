@@ -270,8 +270,6 @@ def test_parse_ptxas_entry_without_used_line_is_a_parse_error():
     assert info.value.exit_code == 2
 
 
-@pytest.mark.xfail(strict=True, reason="parse_ptxas: a second 'Compiling entry function' line replaces the "
-                                        "pending entry, so an entry without 'Used' is dropped unless it is last")
 def test_parse_ptxas_entry_without_used_line_before_another_entry_is_a_parse_error():
     text = REPORT.replace("ptxas info    : Used 10 registers, used 1 barriers, 1024 bytes smem\n", "")
     with pytest.raises(ParseError, match="plain"):

@@ -367,8 +367,6 @@ BAD_EXPRESSIONS = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="catalog.check_geometry: an expression error in block/tile is reported "
-                                        "as \"variant 'a': <why>\" without saying which key (block or tile) holds it")
 @pytest.mark.parametrize("line", BAD_EXPRESSIONS.values(), ids=BAD_EXPRESSIONS.keys())
 def test_bad_block_expression_names_the_key(tmp_path, line):
     path = write_family(tmp_path, block=line)
@@ -377,8 +375,6 @@ def test_bad_block_expression_names_the_key(tmp_path, line):
     assert "block" in after_path(info.value.message, path)
 
 
-@pytest.mark.xfail(strict=True, reason="catalog._validate: a size table with the wrong dimensions "
-                                        "('size {...} must give exactly [...]') does not name its key")
 def test_size_table_with_wrong_dimensions_names_the_key(tmp_path):
     path = write_family(tmp_path, default_size="default_size = { m = 1024 }")
     with pytest.raises(InputError) as info:

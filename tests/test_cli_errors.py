@@ -133,14 +133,10 @@ def test_typer_usage_error_exits_2_without_traceback(runner, forbid_gpu, argv, w
     assert words in plain(result.stderr)
 
 
-@pytest.mark.xfail(strict=True, reason="runner._integer lets OverflowError out of parse_size for '1e400': "
-                                        "a Python traceback and exit 1 instead of one error line and exit 2")
 def test_overflowing_size_is_a_usage_error(runner, forbid_gpu):
     assert_one_error(invoke(runner, ["run", "vecadd", "--size", "1e400"]), 2, ["bad size '1e400'"])
 
 
-@pytest.mark.xfail(strict=True, reason="-D overrides are not re-validated (catalog.check_geometry) before the GPU "
-                                        "is opened; on a GPU, TM=0 raises ZeroDivisionError in block_dims()")
 def test_define_that_breaks_the_geometry_is_a_usage_error(runner, forbid_gpu):
     result = invoke(runner, ["run", "matmul", "-v", "blocktile_2d", "-D", "TM=0"])
     assert_one_error(result, 2, ["TM"])

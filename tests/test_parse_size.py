@@ -79,8 +79,6 @@ def test_parse_size_rejects_with_usage_error(name, text, words):
         assert word in message
 
 
-@pytest.mark.xfail(strict=True, reason="runner._integer: float('1e400') is inf and int(inf) raises OverflowError, "
-                                        "which parse_size does not catch (a traceback instead of exit 2)")
 def test_parse_size_rejects_an_overflowing_exponent():
     with pytest.raises(UsageError):
         runner.parse_size(family("vecadd"), "1e400")

@@ -74,7 +74,7 @@ def build(family: FamilyArg = None, variants: Variants = None, arch: Arch = "sm_
         results = []
         for fam in families:
             chosen = fam.select(variants) if family else list(fam.variants)
-            chosen = [v.with_defines(overrides) if overrides and not v.vendor else v for v in chosen]
+            chosen = fam.apply_defines(chosen, overrides)
             results += build_family(fam, chosen, arch)
     if as_json:
         print(json.dumps([_build_json(r) for r in results], indent=1))

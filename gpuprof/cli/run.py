@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -52,6 +53,8 @@ def run(
     with exit_on_error():
         fam = catalog.load_family(family)
         chosen = fam.select(variants)  # unknown variants fail here, before any GPU work
+        defines = parse_defines(define)
+        fam.apply_defines(chosen, defines)  # and -D values that break a launch
         base = baseline or fam.baseline
         if base not in fam.variant_names:
             raise UsageError(f"unknown --baseline '{base}'; choose from: {', '.join(fam.variant_names)}")
@@ -59,7 +62,7 @@ def run(
             family=family, variants=[v.name for v in chosen], size=parse_size(fam, size),
             policy=TimingPolicy(mode=timing, min_samples=min_samples, max_time_s=max_time,
                                 target_spread=target_spread),
-            check_only=check_only, defines=parse_defines(define),
+            check_only=check_only, defines=defines,
         )
         if json_out is not None and not json_out.parent.is_dir():
             raise UsageError(f"--json {json_out}: directory {json_out.parent} does not exist")
@@ -127,3 +130,43 @@ def launch(
         fam = catalog.load_family(family)
         launch_variant(family, variant, parse_size(fam, size), count=count, warmup=warmup,
                        plain_allocations=plain_alloc, defines=parse_defines(define))
+
+
+@app.command()
+def suite(
+    suite_file: Annotated[Path, typer.Argument(metavar="SUITE.toml", help="A suite file, e.g. suites/smoke.toml.")],
+    json_out: JsonOut = None,
+) -> None:
+    """Run a whole suite (families x variants x sizes) into one results JSON; exit 1 if any variant is wrong.
+
+    The JSON is rewritten after every case, so an interrupted suite keeps what it finished.
+
+    Examples:
+
+      gpuprof suite suites/smoke.toml --json smoke.json
+
+      gpuprof compare base.json smoke.json
+    """
+    from gpuprof.suite_runner import load, run_suite
+
+    with exit_on_error():
+        spec_file = load(suite_file)
+        if json_out is not None and not json_out.parent.is_dir():
+            raise UsageError(f"--json {json_out}: directory {json_out.parent} does not exist")
+        with _progress_bar(len(spec_file.cases)) as on_step:
+            outcome = run_suite(spec_file, json_out, lambda label, step: on_step(
+                Step(f"{label} {step.variant}", step.step, step.index, step.total)))
+        limits = ceilings.load(device_info())
+    groups: dict[tuple[str, str], list] = {}
+    for row in outcome.rows:
+        groups.setdefault((row.family, results.size_label(row.size)), []).append(row)
+    for (family_name, _), rows in groups.items():
+        fam = catalog.load_family(family_name)
+        derived = derive(rows, families.spec(family_name).RATE, fam.baseline, fam.vendor_reference, limits)
+        console.print(run_table(fam, derived, fam.baseline, fam.vendor_reference, limits,
+                                rows[0].timing.mode if rows[0].timing else "cold"))
+    if json_out is not None:
+        console.print(f"results written to {json_out}")
+    bad = [r for r in outcome.rows if r.check.status not in (results.OK, results.SKIPPED)]
+    if bad:
+        raise fail(f"{len(bad)} row(s) failed: " + ", ".join(f"{r.id} {r.check.status.upper()}" for r in bad), 1)

@@ -38,6 +38,8 @@ def parse_ptxas(text: str, path: str | None = None) -> list[ResourceUsage]:
     current: dict[str, object] | None = None
     for lineno, line in enumerate(text.splitlines(), 1):
         if m := _ENTRY.search(line):
+            if current is not None:
+                raise ParseError(path, f"line {lineno}", f"entry {current['kernel']} has no 'Used N registers' line")
             current = {
                 "kernel": m["name"],
                 "arch": m["arch"],
