@@ -22,6 +22,7 @@ class CompiledKernel:
     kernel_name: str
     function: Any  # cupy.RawKernel-like: function(grid, block, args, stream=...)
     options: tuple[str, ...]
+    functions: dict[str, Any]  # every entry point: the main kernel and the variant's extra_kernels
 
 
 def display_path(source: Path) -> str:
@@ -53,15 +54,15 @@ def compile_variant(variant: Variant) -> CompiledKernel:
     options = nvrtc_options(variant)
     try:
         module = cp.RawModule(code=source, options=options, backend="nvrtc")
-        function = module.get_function(variant.kernel)
+        functions = {name: module.get_function(name) for name in (variant.kernel, *variant.extra_kernels)}
     except cp.cuda.compiler.CompileException as exc:
         raise InputError(f"{display_path(variant.file)} does not compile: {_first_error(str(exc))}") from None
     except cp.cuda.driver.CUDADriverError as exc:
         raise InputError(
-            f"{display_path(variant.file)}: kernel '{variant.kernel}' not found or not loadable ({exc}); "
+            f"{display_path(variant.file)}: a kernel of {[variant.kernel, *variant.extra_kernels]} not found or not loadable ({exc}); "
             "is it declared extern \"C\" __global__?"
         ) from None
-    return CompiledKernel(variant.name, variant.kernel, function, options)
+    return CompiledKernel(variant.name, variant.kernel, functions[variant.kernel], options, functions)
 
 
 def _first_error(log: str) -> str:

@@ -27,6 +27,7 @@ class Variant:
     vendor: bool = False
     file: Path | None = None
     kernel: str | None = None
+    extra_kernels: tuple[str, ...] = ()  # more entry points of the same file, for multi-kernel plans
     block: tuple[Expr, ...] = ()
     tile: tuple[Expr, ...] = ()
     grid: str = "tiles"  # "tiles": ceil(extent / tile) per grid dim; "one": a single block; "per_sm:K"
@@ -168,6 +169,7 @@ def parse_variant(path: Path, index: int, data: dict[str, Any], *, user: bool = 
         technique=m.str("technique"),
         file=path.parent / m.str("file"),
         kernel=m.str("kernel"),
+        extra_kernels=tuple(m.str_list("extra_kernels")) if "extra_kernels" in data else (),
         block=tuple(m.expr_list("block")),
         tile=tuple(m.expr_list("tile")) if "tile" in data else (),
         grid=str(data.get("grid", "tiles")),

@@ -101,6 +101,18 @@ def grid_for(family: Family, variant: Variant, size: dict[str, int]) -> tuple[in
     return tuple(math.ceil(size[d] / t) for d, t in zip(family.grid_dims, variant.tile_dims()))
 
 
+@dataclass(frozen=True)
+class LaunchContext:
+    """What a family's plan() gets besides the buffers: the manifest's geometry and the device."""
+
+    grid: tuple[int, ...]
+    block: tuple[int, int, int]
+
+    @property
+    def sm_count(self) -> int:
+        return device_info().sm_count
+
+
 def make_launch_factory(family: Family, variant: Variant, spec: Any):
     """launch_for(inputs, out, size) -> launch(stream), inside NVTX family -> variant ranges."""
     if variant.vendor:
@@ -112,6 +124,9 @@ def make_launch_factory(family: Family, variant: Variant, spec: Any):
 
     def kernel_for(inputs, out, size):
         grid = grid_for(family, variant, size)
+        if hasattr(spec, "plan"):  # the family launches this variant its own way (several kernels, workspace)
+            launch = spec.plan(variant, kernel.functions, inputs, out, size, LaunchContext(grid, block))
+            return ranges.ranged(launch, family.name, variant.name)
         args = spec.kernel_args(inputs, out, size)
 
         def launch(stream: Any) -> None:

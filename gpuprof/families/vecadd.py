@@ -20,7 +20,7 @@ def bytes_moved(size: dict[str, int]) -> float:
     return 3.0 * 4 * size["n"]  # read a, read b, write c; 4 bytes each
 
 
-def tolerance(variant: str) -> float:
+def tolerance(variant: str, size: dict[str, int]) -> float:
     return 1e-6  # one FP32 rounding: at most half an ulp, ~6e-8
 
 

@@ -1,11 +1,10 @@
 // matmul / warptile
-// Adds the warp level to vectorized's tiling: block tile (BM x BN) -> warp tile (WM x WN) ->
-// per-thread WMITER x WNITER sub-tiles of TM x TN. A warp's lanes read adjacent float4s of each
-// fragment, so every LDS.128 is a single conflict-free wavefront (vectorized had 4-way conflicts
-// on B). Global->shared copies are cp.async (sm_80+): no staging registers, zero-fill at the
-// edges, and STAGES tiles in flight while the FMAs run; register fragments are double-buffered
-// so shared-memory latency hides behind the FMAs, and there is one barrier per BK tile.
-// Expected limiter: FFMA issue rate (aim: >= 0.9x cuBLAS FP32).
+// Adds the warp level to vectorized's tiling: block tile (BM x BN) -> warp tile (WM x WN) -> per
+// thread WMITER x WNITER sub-tiles of TM x TN (default 8 x 16 = 128 accumulators). Lanes read
+// adjacent float4s, so every fragment LDS.128 is one conflict-free wavefront (vectorized: 4-way
+// conflicts on B). cp.async copies tile t+1 into the other smem stage while tile t is computed
+// (no staging registers), fragments are register double-buffered, one barrier per BK tile.
+// Expected limiter: FFMA issue (~90% of issued instructions), then register-bank dispatch stalls.
 
 #ifndef NUM_THREADS
 #define NUM_THREADS 256
@@ -37,6 +36,9 @@
 #ifndef STAGES
 #define STAGES 2       // shared-memory pipeline depth (tiles resident at once)
 #endif
+#ifndef PAD
+#define PAD 4          // floats of padding per k-row of the transposed A tile (keeps 16B rows)
+#endif
 #ifndef MINBLOCKS
 #define MINBLOCKS 1    // blocks per SM promised to the register allocator (__launch_bounds__)
 #endif
@@ -45,10 +47,10 @@
 #define WMITER ((WM * WN) / (32 * TM * TN * WNITER))   // sub-tiles per warp along M
 #define WSUBM (WM / WMITER)                            // rows of one warp sub-tile
 #define WSUBN (WN / WNITER)                            // cols of one warp sub-tile
+#define AS_LD (BM + PAD)                               // leading dimension of As[k][m]
 #define A_COPIES ((BM * BK) / NUM_THREADS)             // 4-byte copies of A per thread per tile
-#define A_RPASS ((8 * BM) / NUM_THREADS)               // row passes per 8-k group of the A tile
 #define B_COPIES ((BK * BN / 4) / NUM_THREADS)         // 16-byte copies of B per thread per tile
-#define A_ROW_STEP (NUM_THREADS / 8)                   // A rows between a thread's copies
+#define A_ROW_STEP (NUM_THREADS / BK)                  // A rows between a thread's copies
 #define B_ROW_STEP (NUM_THREADS / (BN / 4))            // B rows between a thread's copies
 
 static_assert(NUM_THREADS % 32 == 0 && NUM_THREADS <= 1024, "NUM_THREADS: a multiple of 32, at most 1024");
@@ -60,13 +62,12 @@ static_assert(WM % WMITER == 0, "WM must be a multiple of WMITER");
 static_assert(WSUBM % TM == 0 && WSUBN % TN == 0, "a warp sub-tile must be a whole number of thread tiles");
 static_assert((WSUBM / TM) * (WSUBN / TN) == 32, "a warp sub-tile must hold exactly 32 thread tiles");
 static_assert(TM % 4 == 0 && TN % 4 == 0, "TM and TN must be multiples of 4 (LDS.128 / float4 stores)");
-static_assert(BK % 8 == 0, "BK must be a multiple of 8 (A is copied in groups of 8 k)");
-static_assert(BM % 32 == 0, "BM must be a multiple of 32 (the A swizzle permutes within 32-float rows)");
-static_assert((8 * BM) % NUM_THREADS == 0 && A_RPASS >= 1, "8 k-columns of the A tile must split evenly over the threads");
+static_assert(BK % 4 == 0 && PAD % 4 == 0, "BK and PAD must be multiples of 4 (16-byte copies and rows)");
+static_assert((BM * BK) % NUM_THREADS == 0 && NUM_THREADS % BK == 0, "A tile must split evenly over the threads");
 static_assert((BK * BN / 4) % NUM_THREADS == 0 && B_COPIES >= 1 && NUM_THREADS % (BN / 4) == 0,
               "B tile must split evenly into float4s over the threads, whole rows per pass");
 static_assert(STAGES >= 2, "the pipeline needs at least two stages");
-static_assert(STAGES * BK * (BM + BN) * 4 <= 48 * 1024, "STAGES tiles of A and B must fit in 48 KB of static shared memory");
+static_assert(STAGES * BK * (AS_LD + BN) * 4 <= 48 * 1024, "STAGES tiles of A and B must fit in 48 KB of static shared memory");
 
 // cp.async (sm_80+): global -> shared without passing through registers, tracked in groups.
 static __device__ __forceinline__ unsigned smem_addr(const float* p)
@@ -105,7 +106,7 @@ extern "C" __global__ void __launch_bounds__(NUM_THREADS, MINBLOCKS)
 matmul_warptile(const float* __restrict__ A, const float* __restrict__ B,
                 float* __restrict__ C, int M, int N, int K)
 {
-    __shared__ __align__(16) float As[STAGES][BK * BM];      // transposed + swizzled: [k][m^sw(k)]
+    __shared__ __align__(16) float As[STAGES][BK * AS_LD];   // transposed + padded: [k][m]
     __shared__ __align__(16) float Bs[STAGES][BK * BN];      // row-major:           [k][n]
 
     const int tid = threadIdx.x;
@@ -124,15 +125,11 @@ matmul_warptile(const float* __restrict__ A, const float* __restrict__ B,
     const int aFrag = warpRow * WM + laneRow * TM;
     const int bFrag = warpCol * WN + laneCol * TN;
 
-    // Copy assignment, fixed for the whole k loop. A: lanes cover 8 consecutive k x 4 rows (each
-    // warp reads whole 32-byte row segments) and write them transposed, As[k][m]. Without a fix
-    // the 8 k-rows would hit the same banks, so columns are XOR-swizzled: m ^ sw(k), with
-    // sw(k) = (k % 8) * 4 permuting the float4 slots of each 32-float group. The 8 lanes that
-    // share a row then land on 8 different slots (conflict-free stores), and a float4 of 4
-    // consecutive m stays contiguous (conflict-free LDS.128 reads). B: 16-byte chunks along n
-    // (4 single floats when N % 4 != 0: rows unaligned).
-    const int aK = tid % 8, aR = tid / 8;                   // + p * A_ROW_STEP rows, + q * 8 k
-    const int aSw = aK << 2;                                // sw(k) of every k this thread copies
+    // Copy assignment, fixed for the whole k loop. A: k fastest across lanes (each warp reads
+    // whole 32-byte row segments), 4-byte copies written transposed; PAD = 4 shifts each k-row by
+    // 4 banks, so a warp's 8 k x 4 rows hit 32 different banks (BK = 8; 2-way at BK = 16).
+    // B: 16-byte chunks along n (4 single floats when N % 4 != 0: rows unaligned).
+    const int aK = tid % BK, aR = tid / BK;                 // + i * A_ROW_STEP rows
     const int bR = tid / (BN / 4), bC = (tid % (BN / 4)) * 4;  // + i * B_ROW_STEP rows
     const float* aSrc = A + (cRow + aR) * K + aK;           // only dereferenced when in range
     const float* bSrc = B + bR * N + cCol + bC;
@@ -155,29 +152,25 @@ matmul_warptile(const float* __restrict__ A, const float* __restrict__ B,
     // Issue the copies of tile `t` into stage `s`; out-of-range elements are zero-filled.
     auto issueTile = [&](int t, int s) {
         const int k0 = t * BK;
-        float* as = &As[s][aK * BM];
+        float* as = &As[s][aK * AS_LD + aR];
         float* bs = &Bs[s][bR * BN + bC];
         if (fullBlock && k0 + BK <= K) {        // fast path: the interior, 4096^3 is all this
             const float* a = aSrc + k0;
             const float* b = bSrc + k0 * N;
 #pragma unroll
-            for (int q = 0; q < BK / 8; ++q)
-#pragma unroll
-                for (int p = 0; p < A_RPASS; ++p)
-                    cp_async4(as + q * 8 * BM + ((aR + p * A_ROW_STEP) ^ aSw), a + p * A_ROW_STEP * K + q * 8);
+            for (int i = 0; i < A_COPIES; ++i)
+                cp_async4(as + i * A_ROW_STEP, a + i * A_ROW_STEP * K);
 #pragma unroll
             for (int i = 0; i < B_COPIES; ++i)
                 cp_async16(bs + i * B_ROW_STEP * BN, b + i * B_ROW_STEP * N);
             return;
         }
 #pragma unroll
-        for (int q = 0; q < BK / 8; ++q)        // edge path: zero-fill what lies outside
-#pragma unroll
-            for (int p = 0; p < A_RPASS; ++p) {
-                const int r = aR + p * A_ROW_STEP, gk = k0 + q * 8 + aK;
-                const bool ok = (cRow + r < M) && (gk < K);
-                cp_async4_zfill(as + q * 8 * BM + (r ^ aSw), ok ? A + (cRow + r) * K + gk : A, ok);
-            }
+        for (int i = 0; i < A_COPIES; ++i) {    // edge path: zero-fill what lies outside
+            const int r = aR + i * A_ROW_STEP;
+            const bool ok = (cRow + r < M) && (k0 + aK < K);
+            cp_async4_zfill(as + i * A_ROW_STEP, ok ? A + (cRow + r) * K + k0 + aK : A, ok);
+        }
 #pragma unroll
         for (int i = 0; i < B_COPIES; ++i) {
             const int gk = k0 + bR + i * B_ROW_STEP, gn = cCol + bC;
@@ -200,8 +193,7 @@ matmul_warptile(const float* __restrict__ A, const float* __restrict__ B,
         for (int wm = 0; wm < WMITER; ++wm)
 #pragma unroll
             for (int i = 0; i < TM; i += 4) {
-                const int m = (aFrag + wm * WSUBM + i) ^ ((k % 8) << 2);   // undo the swizzle
-                const float4 v = *reinterpret_cast<const float4*>(&As[s][k * BM + m]);
+                const float4 v = *reinterpret_cast<const float4*>(&As[s][k * AS_LD + aFrag + wm * WSUBM + i]);
                 fragA[f][wm * TM + i + 0] = v.x; fragA[f][wm * TM + i + 1] = v.y;
                 fragA[f][wm * TM + i + 2] = v.z; fragA[f][wm * TM + i + 3] = v.w;
             }
