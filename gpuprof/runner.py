@@ -113,26 +113,25 @@ class LaunchContext:
         return device_info().sm_count
 
 
-def make_launch_factory(family: Family, variant: Variant, spec: Any):
-    """launch_for(inputs, out, size) -> launch(stream), inside NVTX family -> variant ranges."""
+def make_launch_factory(family: Family, variant: Variant, spec: Any, *, nvtx: bool = True):
+    """launch_for(inputs, out, size) -> launch(stream), inside NVTX family -> variant ranges
+    (unless nvtx=False: warm-up launches a profiler must not select)."""
+    wrap = (lambda launch: ranges.ranged(launch, family.name, variant.name)) if nvtx else (lambda launch: launch)
     if variant.vendor:
-        def vendor_for(inputs, out, size):
-            return ranges.ranged(spec.vendor_launch(variant.name, inputs, out, size), family.name, variant.name)
-        return vendor_for
+        return lambda inputs, out, size: wrap(spec.vendor_launch(variant.name, inputs, out, size))
     kernel = build.compile_variant(variant)
     block = variant.block_dims()
 
     def kernel_for(inputs, out, size):
         grid = grid_for(family, variant, size)
         if hasattr(spec, "plan"):  # the family launches this variant its own way (several kernels, workspace)
-            launch = spec.plan(variant, kernel.functions, inputs, out, size, LaunchContext(grid, block))
-            return ranges.ranged(launch, family.name, variant.name)
+            return wrap(spec.plan(variant, kernel.functions, inputs, out, size, LaunchContext(grid, block)))
         args = spec.kernel_args(inputs, out, size)
 
         def launch(stream: Any) -> None:
             kernel.function(grid, block, args, stream=stream)
 
-        return ranges.ranged(launch, family.name, variant.name)
+        return wrap(launch)
 
     return kernel_for
 

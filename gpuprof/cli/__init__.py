@@ -9,6 +9,8 @@ from gpuprof.cli import kernels as _kernels  # noqa: E402,F401
 from gpuprof.cli import run as _run  # noqa: E402,F401
 from gpuprof.cli import device as _device  # noqa: E402,F401
 from gpuprof.cli import compare as _compare  # noqa: E402,F401
+from gpuprof.cli import ncu as _ncu  # noqa: E402,F401
+from gpuprof.cli import sanitize as _sanitize  # noqa: E402,F401
 
 
 def main() -> None:

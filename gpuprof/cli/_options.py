@@ -31,3 +31,24 @@ def parse_defines(items: list[str] | None) -> dict[str, int]:
         except ValueError:
             raise UsageError(f"bad --define '{item}': {value!r} is not an integer") from None
     return out
+
+
+class AddOptions:
+    """--add FILE[:function] with its launch geometry: a student's variant without editing gpuprof."""
+
+    Add = Annotated[Optional[str], typer.Option(
+        "--add", help="Your own variant: a .cu file (and :function if it has several kernels) with the family's signature.")]
+    Block = Annotated[Optional[str], typer.Option("--block", help="With --add: threads per block, e.g. 256 or 16,16. Default: the baseline's.")]
+    Tile = Annotated[Optional[str], typer.Option("--tile", help="With --add: output elements per block along the family's grid dims, e.g. 16,16. Default: the baseline's.")]
+    Grid = Annotated[Optional[str], typer.Option("--grid", help="With --add: 'one' (a single block) or 'per_sm:K' instead of tiles.")]
+
+    @staticmethod
+    def spec(add: str | None, block: str | None, tile: str | None, grid: str | None):
+        from gpuprof.errors import UsageError
+        from gpuprof.user_variant import parse_add
+
+        if add is None:
+            if block or tile or grid:
+                raise UsageError("--block, --tile and --grid go with --add FILE")
+            return None
+        return parse_add(add, block, tile, grid)

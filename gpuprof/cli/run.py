@@ -12,7 +12,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from gpuprof import catalog, ceilings, families, results
 from gpuprof.cli._app import app
 from gpuprof.cli._boundary import exit_on_error, fail
-from gpuprof.cli._options import Defines, JsonOut, Size, Variants, parse_defines
+from gpuprof.cli._options import AddOptions, Defines, JsonOut, Size, Variants, parse_defines
 from gpuprof.derive import derive
 from gpuprof.errors import UsageError
 from gpuprof.gpu import device_info
@@ -39,6 +39,10 @@ def run(
     target_spread: Annotated[float, typer.Option("--target-spread", help="Stop sampling once the robust relative spread is at most this.")] = 0.005,
     check_only: Annotated[bool, typer.Option("--check-only", help="Check correctness; do not time.")] = False,
     define: Defines = None,
+    add: AddOptions.Add = None,
+    block: AddOptions.Block = None,
+    tile: AddOptions.Tile = None,
+    grid: AddOptions.Grid = None,
 ) -> None:
     """Check every variant against a float64 reference, then time it; print a table and exit 1 if any is wrong.
 
@@ -49,10 +53,15 @@ def run(
       gpuprof run vecadd --size 2^26 --timing hot --json vecadd.json
 
       gpuprof run matmul -v blocktile_2d -D BM=64 -D BN=64
+
+      gpuprof run matmul --variants smem_tiled,cublas --add mine.cu --block 16,16 --tile 16,16
     """
     with exit_on_error():
         fam = catalog.load_family(family)
+        extra = _added(fam, AddOptions.spec(add, block, tile, grid))
+        fam = fam.with_variants(extra)
         chosen = fam.select(variants)  # unknown variants fail here, before any GPU work
+        chosen += [v for v in extra if v not in chosen]  # --add joins whatever --variants picked
         defines = parse_defines(define)
         fam.apply_defines(chosen, defines)  # and -D values that break a launch
         base = baseline or fam.baseline
@@ -62,7 +71,7 @@ def run(
             family=family, variants=[v.name for v in chosen], size=parse_size(fam, size),
             policy=TimingPolicy(mode=timing, min_samples=min_samples, max_time_s=max_time,
                                 target_spread=target_spread),
-            check_only=check_only, defines=defines,
+            check_only=check_only, defines=defines, extra_variants=extra,
         )
         if json_out is not None and not json_out.parent.is_dir():
             raise UsageError(f"--json {json_out}: directory {json_out.parent} does not exist")
@@ -80,6 +89,12 @@ def run(
     bad = [r for r in outcome.rows if r.check.status not in (results.OK, results.SKIPPED)]
     if bad:
         raise fail(f"{len(bad)} variant(s) failed: " + ", ".join(f"{r.variant} {r.check.status.upper()}" for r in bad), 1)
+
+
+def _added(fam: catalog.Family, spec) -> list:
+    from gpuprof.user_variant import to_variant
+
+    return [to_variant(fam, spec)] if spec is not None else []
 
 
 def _argv_tail() -> list[str]:
@@ -119,6 +134,10 @@ def launch(
     warmup: Annotated[int, typer.Option("--warmup", help="Extra launches first.")] = 0,
     plain_alloc: Annotated[bool, typer.Option("--plain-alloc", help="No memory pools (for compute-sanitizer).")] = False,
     define: Defines = None,
+    add: AddOptions.Add = None,
+    block: AddOptions.Block = None,
+    tile: AddOptions.Tile = None,
+    grid: AddOptions.Grid = None,
 ) -> None:
     """Launch one variant COUNT times and exit: the program profilers and sanitizers watch.
 
@@ -129,7 +148,8 @@ def launch(
     with exit_on_error():
         fam = catalog.load_family(family)
         launch_variant(family, variant, parse_size(fam, size), count=count, warmup=warmup,
-                       plain_allocations=plain_alloc, defines=parse_defines(define))
+                       plain_allocations=plain_alloc, defines=parse_defines(define),
+                       extra=_added(fam, AddOptions.spec(add, block, tile, grid)))
 
 
 @app.command()

@@ -1,0 +1,101 @@
+"""`gpuprof sanitize`: every variant under compute-sanitizer's tools; one row per finding."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from gpuprof import catalog
+from gpuprof.cli._app import app
+from gpuprof.cli._boundary import exit_on_error, fail
+from gpuprof.cli._options import AddOptions, Size, Variants
+from gpuprof.errors import UsageError
+from gpuprof.render.console import make_console
+from gpuprof.render.sanitize_view import findings_table, summary_table
+from gpuprof.runner import parse_size
+from gpuprof.sanitize import import_log, sanitize_command, sanitize_targets
+from gpuprof.tools.sanitizer import TOOLS
+from gpuprof.tools.target import LaunchTarget
+
+console = make_console()
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def sanitize(
+    ctx: typer.Context,
+    targets: Annotated[Optional[list[str]], typer.Argument(help="Families (default: all), or '--' and a command.")] = None,
+    tool: Annotated[str, typer.Option("--tool", help=f"Comma list of tools: {','.join(TOOLS)}.")] = ",".join(TOOLS),
+    variants: Variants = None,
+    size: Size = None,
+    add: AddOptions.Add = None,
+    block: AddOptions.Block = None,
+    tile: AddOptions.Tile = None,
+    grid: AddOptions.Grid = None,
+    import_path: Annotated[Optional[Path], typer.Option("--import", help="Parse an existing compute-sanitizer log (text or --xml).")] = None,
+    out: Annotated[Path, typer.Option("--out", help="Directory for the sanitizer logs.")] = Path("gpuprof-sanitize"),
+    sanitizer: Annotated[Optional[str], typer.Option("--sanitizer", help="Path to compute-sanitizer.")] = None,
+) -> None:
+    """Run every variant under compute-sanitizer (memcheck, racecheck, initcheck, synccheck); exit 1 on any finding.
+
+    Variants run at their family's largest check size, with plain allocations (memory pools would
+    hide out-of-bounds accesses). Examples:
+
+      gpuprof sanitize                          (every family, every variant, every tool)
+
+      gpuprof sanitize matmul --tool memcheck,racecheck
+
+      gpuprof sanitize vecadd --add mine.cu --variants mine
+
+      gpuprof sanitize -- python my_script.py
+
+      gpuprof sanitize --import memcheck.log
+    """
+    with exit_on_error():
+        tools = [t.strip() for t in tool.split(",") if t.strip()]
+        unknown = [t for t in tools if t not in TOOLS]
+        if unknown or not tools:
+            raise UsageError(f"unknown --tool '{','.join(unknown)}'; choose from: {', '.join(TOOLS)}")
+        names = list(targets or []) + list(ctx.args)
+        if import_path is not None:
+            results = [import_log(import_path)]
+        elif names and names[0] not in catalog.family_names():
+            results = sanitize_command(names, tools, out, sanitizer)
+        else:
+            launch = _targets(names or catalog.family_names(), variants, size, AddOptions.spec(add, block, tile, grid))
+            results = sanitize_targets(launch, tools, out, sanitizer,
+                                       progress=lambda what: console.print(f"[dim]sanitize: {what}…[/]"))
+    console.print(summary_table(results))
+    if any(r.findings for r in results):
+        console.print(findings_table(results))
+    dirty = [r for r in results if not r.clean]
+    if dirty:
+        raise fail(f"{len(dirty)} of {len(results)} runs found problems: "
+                   + ", ".join(f"{r.label} {r.tool}" for r in dirty[:6]) + (" …" if len(dirty) > 6 else ""), 1)
+
+
+def _targets(families: list[str], variants: str | None, size: str | None, add_spec) -> list[LaunchTarget]:
+    from gpuprof.user_variant import to_variant
+
+    out = []
+    for name in families:
+        fam = catalog.load_family(name)
+        extra = []
+        if add_spec is not None:
+            extra = [to_variant(fam, add_spec)]
+            fam = fam.with_variants(extra)
+        chosen = fam.select(variants) if variants or not extra else extra
+        small = max(fam.check_sizes, key=lambda s: _elements(s))
+        run_size = parse_size(fam, size) if size else small
+        add_args = tuple(add_spec.cli_args()) if add_spec is not None else ()
+        out += [LaunchTarget(fam.name, v.name, run_size, plain_allocations=True,
+                             add=add_args if v.user else ()) for v in chosen]
+    return out
+
+
+def _elements(size: dict[str, int]) -> int:
+    total = 1
+    for value in size.values():
+        total *= value
+    return total

@@ -1,0 +1,115 @@
+"""`gpuprof ncu`'s core: each variant alone under Nsight Compute, its report parsed into rows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from gpuprof.errors import EnvironmentProblem, GpuprofError, InputError
+from gpuprof.parsers import ncu_csv
+from gpuprof.parsers.ncu_csv import NcuAdvice, NcuKernelRow
+from gpuprof.tools import ncu as ncu_tool
+from gpuprof.tools.target import LaunchTarget
+
+WARMUP_LAUNCHES = 2  # outside the NVTX ranges: ncu profiles only the launch after them
+
+
+@dataclass
+class NcuResult:
+    """What ncu said about one variant (or one profiled command): its kernels, or why not."""
+
+    label: str
+    report: Path | None
+    rows: list[NcuKernelRow] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def advice(self) -> list[NcuAdvice]:
+        return [a for row in self.rows for a in row.advice]
+
+
+@dataclass
+class NcuRun:
+    family: str | None
+    clock_control: str
+    results: list[NcuResult]
+    reader: str  # "ncu_report module" or "ncu --import CSV"
+
+
+def profile_family(family: str, variants: list[str], size: dict[str, int], out_dir: Path,
+                   options: ncu_tool.NcuOptions, ncu: str | None = None, defines: dict[str, int] | None = None,
+                   progress: Callable[[str], None] | None = None) -> NcuRun:
+    """One ncu child per variant, selected by its NVTX ranges; a failing variant does not stop the rest."""
+    tool = ncu_tool.find_ncu(ncu)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results: list[NcuResult] = []
+    reader = ""
+    for name in variants:
+        if progress:
+            progress(name)
+        target = LaunchTarget(family, name, size, count=1, warmup=WARMUP_LAUNCHES, defines=defines or {})
+        opts = replace(options, nvtx_include=(target.nvtx_include,))
+        base = out_dir / f"{family}_{name}"
+        try:
+            report = ncu_tool.run_profile(ncu_tool.profile_argv(tool, opts, base, target.argv()), base,
+                                          out_dir / f"{family}_{name}.log")
+            rows, reader = read_report(report, tool)
+            results.append(NcuResult(name, report, rows))
+        except GpuprofError as exc:
+            if "ERR_NVGPUCTRPERM" in exc.message:
+                raise  # no variant can be profiled: stop with exit 3
+            results.append(NcuResult(name, None, error=exc.message))
+    return NcuRun(family, options.clock_control, results, reader)
+
+
+def profile_command(command: list[str], out_dir: Path, options: ncu_tool.NcuOptions,
+                    ncu: str | None = None) -> NcuRun:
+    tool = ncu_tool.find_ncu(ncu)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    base = out_dir / "command"
+    report = ncu_tool.run_profile(ncu_tool.profile_argv(tool, options, base, command), base,
+                                  out_dir / "command.log")
+    rows, reader = read_report(report, tool)
+    return NcuRun(None, options.clock_control, group_rows(rows, report), reader)
+
+
+def import_report(report: Path, ncu: str | None = None) -> NcuRun:
+    if not report.is_file():
+        raise InputError(f"cannot read {report}: no such file")
+    tool = None
+    try:
+        tool = ncu_tool.find_ncu(ncu)
+    except GpuprofError:
+        pass  # the ncu_report module reads reports without ncu
+    rows, reader = read_report(report, tool)
+    return NcuRun(None, "as recorded", group_rows(rows, report), reader)
+
+
+def group_rows(rows: list[NcuKernelRow], report: Path) -> list[NcuResult]:
+    """One result per innermost NVTX range (a gpuprof variant), else per kernel name."""
+    groups: dict[str, list[NcuKernelRow]] = {}
+    for row in rows:
+        label = row.nvtx_ranges[-1].rsplit("@", 1)[-1] if row.nvtx_ranges else row.kernel_name
+        groups.setdefault(label, []).append(row)
+    return [NcuResult(label, report, members) for label, members in groups.items()]
+
+
+def read_report(report: Path, ncu: str | None) -> tuple[list[NcuKernelRow], str]:
+    """Rows from a .ncu-rep: NVIDIA's ncu_report module where installed, else ncu's own CSV export."""
+    from gpuprof.parsers import ncu_rep
+
+    try:
+        return ncu_rep.load_report(report), "ncu_report module"
+    except ncu_rep.NcuReportUnavailable:
+        if ncu is None:
+            raise EnvironmentProblem(
+                f"reading {report.name} needs NVIDIA's ncu_report module (pip install ncu-report) or ncu on PATH"
+            ) from None
+    raw = ncu_csv.parse_raw_csv(ncu_tool.run_import(ncu, report, "raw"), report)
+    advice = ncu_csv.parse_rule_advice(ncu_tool.run_import(ncu, report, "details"), report)
+    by_id: dict[int, list[NcuAdvice]] = {}
+    for item in advice:
+        by_id.setdefault(item.kernel_id, []).append(item)
+    rows = [replace(row, advice=tuple(by_id.get(row.id, ()))) for row in raw]
+    return rows, "ncu --import CSV"

@@ -1,0 +1,38 @@
+"""The roofline as a PNG or SVG (matplotlib): the two roofs and one labelled point per variant."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuprof.errors import EnvironmentProblem, UsageError
+from gpuprof.roofline import Point, Roof
+
+
+def save_roofline(points: list[Point], roof: Roof, path: Path, title: str) -> Path:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise EnvironmentProblem("--plot needs matplotlib: pip install 'gpuprof[plot]'") from None
+    lo = min([p.intensity for p in points] + [roof.ridge / 100]) / 2
+    hi = max([p.intensity for p in points] + [roof.ridge * 100]) * 2
+    xs = [lo * (hi / lo) ** (i / 200) for i in range(201)]
+    fig, ax = plt.subplots(figsize=(8, 5.5), dpi=120)
+    ax.loglog(xs, [roof.attainable(x) / 1e12 for x in xs], color="black", lw=2, label="roof (DRAM, FP32 FFMA)")
+    ax.axvline(roof.ridge, color="grey", ls=":", lw=1)
+    for p in points:
+        ax.scatter(p.intensity, p.flops / 1e12, s=40, zorder=3)
+        ax.annotate(p.label, (p.intensity, p.flops / 1e12), textcoords="offset points", xytext=(5, 4), fontsize=8)
+    ax.set_xlabel("arithmetic intensity (FLOP per DRAM byte)")
+    ax.set_ylabel("TFLOP/s")
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    if not path.parent.is_dir():
+        raise UsageError(f"--plot {path}: directory {path.parent} does not exist")
+    fig.savefig(path)
+    plt.close(fig)
+    return path

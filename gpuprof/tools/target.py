@@ -1,0 +1,35 @@
+"""The child command profilers and sanitizers watch: `python -m gpuprof launch FAMILY VARIANT ...`."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class LaunchTarget:
+    """One variant launched alone in a child process, inside NVTX ranges family -> variant."""
+
+    family: str
+    variant: str
+    size: dict[str, int]
+    count: int = 1
+    warmup: int = 0
+    plain_allocations: bool = False
+    defines: dict[str, int] = field(default_factory=dict)
+    add: tuple[str, ...] = ()  # --add options of a user's variant, passed on to the child
+
+    @property
+    def nvtx_include(self) -> str:
+        """ncu's expression for exactly this variant's launches (push/pop ranges need the '/')."""
+        return f"{self.family}/{self.variant}/"
+
+    def argv(self) -> list[str]:
+        size = ",".join(f"{k}={v}" for k, v in self.size.items())
+        argv = [sys.executable, "-m", "gpuprof", "launch", self.family, self.variant, "--size", size,
+                "--count", str(self.count), "--warmup", str(self.warmup)]
+        if self.plain_allocations:
+            argv.append("--plain-alloc")
+        for name, value in self.defines.items():
+            argv += ["--define", f"{name}={value}"]
+        return argv + list(self.add)
