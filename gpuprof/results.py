@@ -70,6 +70,7 @@ class Row:
     flop: float | None = None
     bytes: float | None = None
     technique: str = ""
+    defines: dict[str, int] = field(default_factory=dict)  # tile parameters the variant was built with
     ncu: dict[str, Any] | None = None
     sanitizer: dict[str, Any] | None = None
 
@@ -184,6 +185,7 @@ def _row_from_dict(r: dict[str, Any]) -> Row:
         flop=_number(r.get("flop"), f"{where}: flop"),
         bytes=_number(r.get("bytes"), f"{where}: bytes"),
         technique=str(r.get("technique", "")),
+        defines={str(k): int(v) for k, v in (r.get("defines") or {}).items()},
         ncu=r.get("ncu"),
         sanitizer=r.get("sanitizer"),
     )

@@ -153,7 +153,7 @@ def run_family(request: RunRequest, progress: ProgressFn | None = None) -> Resul
         report = (lambda step: progress(Progress(variant.name, step, index, len(chosen)))) if progress else (lambda step: None)
         bench_size = clip(size, variant.max_size)
         row = Row(family=family.name, variant=variant.name, size=bench_size, vendor=variant.vendor,
-                  check=CheckResult(status=SKIPPED), technique=variant.technique,
+                  check=CheckResult(status=SKIPPED), technique=variant.technique, defines=dict(variant.defines),
                   flop=spec.flop(bench_size), bytes=spec.bytes_moved(bench_size))
         rows.append(row)
         if context_lost:

@@ -24,7 +24,9 @@ def find_sanitizer(explicit: str | Path | None = None) -> str:
 
 
 def sanitizer_argv(sanitizer: str, tool: str, target: list[str]) -> list[str]:
-    argv = [sanitizer, "--tool", tool, "--error-exitcode", str(FINDINGS_EXIT_CODE), "--print-limit", "0"]
+    # Device backtraces only: the host frames of a Python program are dozens of interpreter lines.
+    argv = [sanitizer, "--tool", tool, "--error-exitcode", str(FINDINGS_EXIT_CODE), "--print-limit", "0",
+            "--show-backtrace", "device"]
     if tool == "memcheck":
         argv += ["--leak-check", "full"]
     if tool == "racecheck":
