@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from gpuprof.cli._app import app
@@ -15,6 +14,7 @@ from gpuprof.cli._boundary import err_console, exit_on_error
 from gpuprof.compare import PRESETS, compare_files, gate, policy_for
 from gpuprof.errors import Finding
 from gpuprof.render.compare_view import compare_json, compare_markdown, render_compare_table
+from gpuprof.render.console import make_console
 from gpuprof.results import atomic_write_text
 
 # Choices come from the presets themselves, so --help and compare.py cannot disagree.
@@ -55,7 +55,7 @@ def compare(
         if output_format is OutputFormat.JSON:
             typer.echo(compare_json(report))
         else:
-            Console().print(render_compare_table(report))
+            make_console().print(render_compare_table(report))
         failures = gate(report)
         if failures:
             raise Finding(f"the gate fails on {len(failures)} row(s): " + "; ".join(failures))

@@ -230,11 +230,19 @@ def test_unknown_preset_lists_the_choices():
         policy_for("loose")
 
 
-@pytest.mark.skipif(
-    not ((RECORDED / "smoke_a.json").exists() and (RECORDED / "smoke_b.json").exists()),
-    reason="needs recorded H100 results",
-)
 def test_recorded_back_to_back_h100_runs_have_no_slower_rows():
+    """Two runs of suites/smoke.toml on the lent H100, one after the other (docs/PERFORMANCE.md)."""
     report = compare_files(RECORDED / "smoke_a.json", RECORDED / "smoke_b.json", DEFAULT)
-    assert report.verdicts
+    assert len(report.verdicts) == 6
     assert [v.row_id for v in report.verdicts if v.status is Status.SLOWER] == []
+    assert gate(report) == []
+
+
+def test_recorded_slower_warptile_build_fails_the_gate():
+    """The same H100 session: warptile rebuilt with a 128x128 block tile (-D BM=128 -D BN=128 ...)."""
+    report = compare_files(RECORDED / "smoke_a.json", RECORDED / "smoke_slow.json", DEFAULT)
+    slower = [v for v in report.verdicts if v.status is Status.SLOWER]
+    assert [v.row_id for v in slower] == ["matmul/warptile/2048x2048x2048"]
+    assert slower[0].ratio > 1.02 and slower[0].reason is Reason.CLEAR_GAP
+    assert len(report.removed) == 3  # the vecadd rows the single run did not have
+    assert gate(report)
