@@ -98,8 +98,10 @@ def nvml_state(info: DeviceInfo) -> dict[str, Any]:
         return {"error": "nvidia-ml-py is not installed (pip install nvidia-ml-py)"}
     try:
         pynvml.nvmlInit()
-        handle = pynvml.nvmlDeviceGetHandleByUUID(info.uuid) if info.uuid.startswith("GPU-") else \
-            pynvml.nvmlDeviceGetHandleByIndex(info.index)
+        try:  # by UUID, so CUDA_VISIBLE_DEVICES cannot make NVML describe another GPU
+            handle = pynvml.nvmlDeviceGetHandleByUUID(info.uuid)
+        except pynvml.NVMLError:
+            handle = pynvml.nvmlDeviceGetHandleByIndex(info.index)
         n = pynvml
         state: dict[str, Any] = {
             "sm_clock_mhz": n.nvmlDeviceGetClockInfo(handle, n.NVML_CLOCK_SM),
