@@ -61,6 +61,18 @@ if has gate; then
   python3 -m gpuprof compare "$LOGS/smoke_a.json" "$LOGS/smoke_slow.json" 2>&1 | tee "$LOGS/compare_slow.txt"
   echo "compare a slow: exit ${PIPESTATUS[0]}" | tee -a "$LOGS/compare_slow.txt"
 fi
+if has sanitize; then
+  TIMEFORMAT="wall time of 'gpuprof sanitize': %R s"
+  { time timeout ${SANITIZE_TIMEOUT:-300} python3 -m gpuprof sanitize ${FAMILIES:-} --out "$LOGS/sanitize" > "$LOGS/sanitize.txt" 2>&1 ; } 2>> "$LOGS/sanitize.txt"
+  grep -E "clean|finding|could not|error|wall time" "$LOGS/sanitize.txt" | cut -c1-160 | tail -40
+fi
+if has families; then
+  for f in ${RUN_FAMILIES:-transpose reduce softmax scan conv2d}; do
+    [ -d "kernels/$f" ] || continue
+    timeout ${FAMILY_TIMEOUT:-150} python3 -m gpuprof run "$f" --max-time 0.5 --json "$LOGS/run_$f.json" > "$LOGS/run_$f.txt" 2>&1
+    echo "== gpuprof run $f: exit $?"; head -20 "$LOGS/run_$f.txt" | cut -c1-170
+  done
+fi
 if has truth; then
   timeout ${TRUTH_TIMEOUT:-240} python3 benchmarks/timing_truth.py --out "$LOGS" 2>&1 | tee "$LOGS/timing_truth.txt"
 fi

@@ -15,7 +15,7 @@ from gpuprof.errors import UsageError
 from gpuprof.render.console import make_console
 from gpuprof.render.sanitize_view import findings_table, summary_table
 from gpuprof.runner import parse_size
-from gpuprof.sanitize import import_log, sanitize_command, sanitize_targets
+from gpuprof.sanitize import import_log, sanitize_command, sanitize_size, sanitize_targets
 from gpuprof.tools.sanitizer import TOOLS
 from gpuprof.tools.target import LaunchTarget
 
@@ -39,7 +39,7 @@ def sanitize(
 ) -> None:
     """Run every variant under compute-sanitizer (memcheck, racecheck, initcheck, synccheck); exit 1 on any finding.
 
-    Variants run at their family's largest check size, with plain allocations (memory pools would
+    Variants run at their family's middle check size, with plain allocations (memory pools would
     hide out-of-bounds accesses). Examples:
 
       gpuprof sanitize                          (every family, every variant, every tool)
@@ -86,16 +86,8 @@ def _targets(families: list[str], variants: str | None, size: str | None, add_sp
             extra = [to_variant(fam, add_spec)]
             fam = fam.with_variants(extra)
         chosen = fam.select(variants) if variants or not extra else extra
-        small = max(fam.check_sizes, key=lambda s: _elements(s))
-        run_size = parse_size(fam, size) if size else small
+        run_size = parse_size(fam, size) if size else sanitize_size(list(fam.check_sizes))
         add_args = tuple(add_spec.cli_args()) if add_spec is not None else ()
         out += [LaunchTarget(fam.name, v.name, run_size, plain_allocations=True,
                              add=add_args if v.user else ()) for v in chosen]
     return out
-
-
-def _elements(size: dict[str, int]) -> int:
-    total = 1
-    for value in size.values():
-        total *= value
-    return total

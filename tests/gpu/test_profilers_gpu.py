@@ -9,7 +9,7 @@ import pytest
 
 from gpuprof import catalog
 from gpuprof.ncu_profile import profile_family
-from gpuprof.sanitize import sanitize_targets
+from gpuprof.sanitize import sanitize_size, sanitize_targets
 from gpuprof.tools.ncu import NcuOptions
 from gpuprof.tools.target import LaunchTarget
 from gpuprof.user_variant import parse_add, to_variant
@@ -27,7 +27,8 @@ def bad_target(file: str) -> LaunchTarget:
     spec = parse_add(str(KERNELS / file))
     fam = catalog.load_family("vecadd")
     variant = to_variant(fam, spec)
-    return LaunchTarget("vecadd", variant.name, {"n": 1000003}, plain_allocations=True, add=tuple(spec.cli_args()))
+    # 4097 = 16 blocks of 256 and one thread more: the last block has 255 threads past the end.
+    return LaunchTarget("vecadd", variant.name, {"n": 4097}, plain_allocations=True, add=tuple(spec.cli_args()))
 
 
 def bug_line(file: str) -> int:
@@ -56,7 +57,7 @@ def test_known_bad_kernel_is_found_with_tool_kind_and_line(tmp_path, file, tool,
 
 def test_builtin_variants_are_clean_under_memcheck(tmp_path):
     needs("compute-sanitizer")
-    targets = [LaunchTarget(f.name, v.name, max(f.check_sizes, key=lambda s: sorted(s.values())), plain_allocations=True)
+    targets = [LaunchTarget(f.name, v.name, sanitize_size(list(f.check_sizes)), plain_allocations=True)
                for f in catalog.load_all() for v in f.variants if not v.vendor]
     results = sanitize_targets(targets, ["memcheck"], tmp_path)
     dirty = [(r.label, r.error, [x.message for x in r.findings[:2]]) for r in results if not r.clean]
