@@ -43,7 +43,7 @@ def sanitize_size(sizes: list[dict[str, int]]) -> dict[str, int]:
 
 
 def sanitize_targets(targets: list[LaunchTarget], tools: list[str], out_dir: Path, sanitizer: str | None = None,
-                     progress: Callable[[str], None] | None = None) -> list[SanitizeResult]:
+                     progress: Callable[[str], None] | None = None, leak_check: bool = False) -> list[SanitizeResult]:
     exe = tool.find_sanitizer(sanitizer)
     out_dir.mkdir(parents=True, exist_ok=True)
     results = []
@@ -53,14 +53,16 @@ def sanitize_targets(targets: list[LaunchTarget], tools: list[str], out_dir: Pat
             if progress:
                 progress(f"{label} {name}")
             log = out_dir / f"{target.family}_{target.variant}_{name}.log"
-            results.append(run_one(exe, name, target.argv(), label, log))
+            results.append(run_one(exe, name, target.argv(), label, log, leak_check))
     return results
 
 
-def sanitize_command(command: list[str], tools: list[str], out_dir: Path, sanitizer: str | None = None) -> list[SanitizeResult]:
+def sanitize_command(command: list[str], tools: list[str], out_dir: Path, sanitizer: str | None = None,
+                     leak_check: bool = False) -> list[SanitizeResult]:
     exe = tool.find_sanitizer(sanitizer)
     out_dir.mkdir(parents=True, exist_ok=True)
-    return [run_one(exe, name, command, " ".join(command)[:50], out_dir / f"command_{name}.log") for name in tools]
+    return [run_one(exe, name, command, " ".join(command)[:50], out_dir / f"command_{name}.log", leak_check)
+            for name in tools]
 
 
 def import_log(path: Path, tool_name: str | None = None) -> SanitizeResult:
@@ -75,9 +77,9 @@ def import_log(path: Path, tool_name: str | None = None) -> SanitizeResult:
     return SanitizeResult(path.name, summary.tool, list(summary.findings), summary.error_count, log=path)
 
 
-def run_one(exe: str, name: str, target: list[str], label: str, log: Path) -> SanitizeResult:
+def run_one(exe: str, name: str, target: list[str], label: str, log: Path, leak_check: bool = False) -> SanitizeResult:
     try:
-        code, text = tool.run_tool(tool.sanitizer_argv(exe, name, target), log)
+        code, text = tool.run_tool(tool.sanitizer_argv(exe, name, target, leak_check), log)
     except GpuprofError as exc:  # a timeout: this variant hangs under the tool
         return SanitizeResult(label, name, error=exc.message, log=log)
     try:

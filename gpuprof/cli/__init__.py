@@ -11,6 +11,7 @@ from gpuprof.cli import device as _device  # noqa: E402,F401
 from gpuprof.cli import compare as _compare  # noqa: E402,F401
 from gpuprof.cli import ncu as _ncu  # noqa: E402,F401
 from gpuprof.cli import sanitize as _sanitize  # noqa: E402,F401
+from gpuprof.cli import nsys as _nsys  # noqa: E402,F401
 
 
 def main() -> None:

@@ -36,6 +36,7 @@ def sanitize(
     import_path: Annotated[Optional[Path], typer.Option("--import", help="Parse an existing compute-sanitizer log (text or --xml).")] = None,
     out: Annotated[Path, typer.Option("--out", help="Directory for the sanitizer logs.")] = Path("gpuprof-sanitize"),
     sanitizer: Annotated[Optional[str], typer.Option("--sanitizer", help="Path to compute-sanitizer.")] = None,
+    leak_check: Annotated[bool, typer.Option("--leak-check", help="memcheck also reports device memory not freed at exit (noisy with PyTorch, which keeps its cuBLAS workspaces).")] = False,
 ) -> None:
     """Run every variant under compute-sanitizer (memcheck, racecheck, initcheck, synccheck); exit 1 on any finding.
 
@@ -61,10 +62,10 @@ def sanitize(
         if import_path is not None:
             results = [import_log(import_path)]
         elif names and names[0] not in catalog.family_names():
-            results = sanitize_command(names, tools, out, sanitizer)
+            results = sanitize_command(names, tools, out, sanitizer, leak_check)
         else:
             launch = _targets(names or catalog.family_names(), variants, size, AddOptions.spec(add, block, tile, grid))
-            results = sanitize_targets(launch, tools, out, sanitizer,
+            results = sanitize_targets(launch, tools, out, sanitizer, leak_check=leak_check,
                                        progress=lambda what: console.print(f"[dim]sanitize: {what}…[/]"))
     console.print(summary_table(results))
     if any(r.findings for r in results):

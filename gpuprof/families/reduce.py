@@ -122,7 +122,6 @@ def vendor_launch(name: str, inputs: dict[str, Any], out: Any, size: dict[str, i
 def _cub_sum(inputs: dict[str, Any], out: Any):
     """cub::DeviceReduce::Sum, called explicitly (cupy.sum takes this path too when CuPy's CUB
     accelerator is on, the default: CUPY_ACCELERATORS=cub)."""
-    cp = cupy()
     try:
         from cupy.cuda import cub
     except ImportError:
