@@ -63,7 +63,7 @@ if has gate; then
 fi
 if has sanitize; then
   TIMEFORMAT="wall time of 'gpuprof sanitize': %R s"
-  { time timeout ${SANITIZE_TIMEOUT:-300} python3 -m gpuprof sanitize ${FAMILIES:-} --out "$LOGS/sanitize" > "$LOGS/sanitize.txt" 2>&1 ; } 2>> "$LOGS/sanitize.txt"
+  { time timeout ${SANITIZE_TIMEOUT:-300} python3 -m gpuprof sanitize ${SANITIZE_FAMILIES:-${FAMILIES:-}} ${SANITIZE_ARGS:-} --out "$LOGS/sanitize" > "$LOGS/sanitize.txt" 2>&1 ; } 2>> "$LOGS/sanitize.txt"
   grep -E "clean|finding|could not|error|wall time" "$LOGS/sanitize.txt" | cut -c1-160 | tail -40
 fi
 if has families; then
