@@ -50,3 +50,26 @@ def _fmt(value: object) -> str:
     if isinstance(value, list):
         return ", ".join(_fmt(v) for v in value)
     return str(value)
+
+
+@app.command()
+def doctor(as_json: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False) -> None:
+    """Which tools and libraries this machine has (GPU, CuPy, PyTorch, nvcc, ncu, nsys, compute-sanitizer,
+    counter permissions), their versions, and what to do about each one that is missing. Exit 3 if any is.
+
+    Example: gpuprof doctor
+    """
+    from gpuprof.doctor import diagnose
+
+    checks = diagnose()
+    if as_json:
+        print(json.dumps([c.__dict__ for c in checks], indent=1))
+    else:
+        table = Table(title="gpuprof doctor", title_justify="left")
+        for head in ("", "check", "result", "needed for"):
+            table.add_column(head)
+        for c in checks:
+            table.add_row("[green]ok[/]" if c.ok else "[red]no[/]", c.name, c.detail, c.needed_for)
+        console.print(table)
+    if not all(c.ok for c in checks):
+        raise typer.Exit(code=3)

@@ -19,7 +19,8 @@ class Completed:
     stderr: str
 
 
-def find_tool(name: str, explicit: str | Path | None = None, extra_dirs: tuple[Path, ...] = ()) -> str:
+def find_tool(name: str, explicit: str | Path | None = None, extra_dirs: tuple[Path, ...] = (),
+              hint: str = "install the CUDA toolkit or add its bin/ to PATH") -> str:
     """Absolute path of a tool: an explicit path, then PATH, then $CUDA_HOME/bin and extra dirs."""
     if explicit:
         path = Path(explicit)
@@ -34,7 +35,7 @@ def find_tool(name: str, explicit: str | Path | None = None, extra_dirs: tuple[P
         candidate = d / name
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return str(candidate)
-    raise EnvironmentProblem(f"{name} is not on PATH; install the CUDA toolkit or add its bin/ to PATH (see `gpuprof doctor`)")
+    raise EnvironmentProblem(f"{name} is not on PATH; {hint}")
 
 
 def run(argv: list[str], *, timeout_s: float, cwd: Path | None = None,

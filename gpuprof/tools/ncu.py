@@ -44,12 +44,7 @@ class NcuOptions:
 
 
 def find_ncu(explicit: str | Path | None = None) -> str:
-    try:
-        return _proc.find_tool("ncu", explicit)
-    except EnvironmentProblem:
-        raise EnvironmentProblem(
-            "ncu (Nsight Compute) is not on PATH; install it with the CUDA toolkit or pass --ncu PATH"
-        ) from None
+    return _proc.find_tool("ncu", explicit, hint="install Nsight Compute (it comes with the CUDA toolkit) or pass --ncu PATH")
 
 
 def profile_argv(ncu: str, options: NcuOptions, report_base: Path, target: list[str]) -> list[str]:

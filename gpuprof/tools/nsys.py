@@ -33,7 +33,7 @@ def find_nsys(explicit: str | Path | None = None) -> str:
     except EnvironmentProblem:
         raise EnvironmentProblem(
             "nsys (Nsight Systems) was not found on PATH, in $CUDA_HOME or next to ncu "
-            f"(<ncu dir>/{BUNDLE}/nsys); install Nsight Systems or pass --nsys PATH (see `gpuprof doctor`)"
+            f"(<ncu dir>/{BUNDLE}/nsys); install Nsight Systems or pass --nsys PATH"
         ) from None
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from gpuprof.errors import EnvironmentProblem
 from gpuprof.tools import _proc
 
 TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
@@ -15,12 +14,7 @@ RUN_TIMEOUT_S = 600.0
 
 
 def find_sanitizer(explicit: str | Path | None = None) -> str:
-    try:
-        return _proc.find_tool("compute-sanitizer", explicit)
-    except EnvironmentProblem:
-        raise EnvironmentProblem(
-            "compute-sanitizer is not on PATH; install the CUDA toolkit or pass --sanitizer PATH"
-        ) from None
+    return _proc.find_tool("compute-sanitizer", explicit, hint="install the CUDA toolkit or pass --sanitizer PATH")
 
 
 def sanitizer_argv(sanitizer: str, tool: str, target: list[str], leak_check: bool = False) -> list[str]:

@@ -1,0 +1,86 @@
+"""`gpuprof doctor`'s core: which tools and libraries this machine has, and what to do about each gap."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpuprof.errors import EnvironmentProblem, GpuprofError
+from gpuprof.tools import _proc
+
+PROFILING_PARAMS = Path("/proc/driver/nvidia/params")
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str  # version or path when ok, what to do when not
+    needed_for: str
+
+
+def _tool(name: str, version_argv: list[str], needed_for: str, finder=None) -> Check:
+    try:
+        path = finder() if finder else _proc.find_tool(name)
+    except GpuprofError as exc:
+        return Check(name, False, exc.message, needed_for)
+    try:
+        done = _proc.run([path, *version_argv], timeout_s=30)
+        text = done.stdout + done.stderr
+    except EnvironmentProblem as exc:
+        return Check(name, False, f"{path} does not answer --version: {exc.message}", needed_for)
+    version = re.findall(r"\d+\.\d+(?:\.\d+)*", text)
+    return Check(name, True, f"{version[-1] if version else 'version unknown'} at {path}", needed_for)
+
+
+def _module(name: str, needed_for: str, install: str) -> Check:
+    if importlib.util.find_spec(name) is None:
+        return Check(name, False, f"not installed: {install}", needed_for)
+    return Check(name, True, "installed", needed_for)
+
+
+def counters_permitted() -> Check:
+    """RmProfilingAdminOnly: 1 means only root may read performance counters (ERR_NVGPUCTRPERM)."""
+    try:
+        text = PROFILING_PARAMS.read_text()
+    except OSError:
+        return Check("performance counters", False, f"cannot read {PROFILING_PARAMS} (no NVIDIA driver here?)",
+                     "gpuprof ncu")
+    m = re.search(r"RmProfilingAdminOnly:\s*(\d+)", text)
+    if m is None or m.group(1) == "0":
+        return Check("performance counters", True, "open to all users (RmProfilingAdminOnly: 0)", "gpuprof ncu")
+    return Check("performance counters", False, "admin only: run as root or set the driver option "
+                 "NVreg_RestrictProfilingToAdminUsers=0", "gpuprof ncu")
+
+
+def gpu() -> Check:
+    try:
+        from gpuprof.gpu import device_info
+
+        info = device_info()
+    except GpuprofError as exc:
+        return Check("CUDA GPU", False, exc.message, "run, ncu, nsys, sanitize")
+    return Check("CUDA GPU", True, f"{info.name} (sm_{info.compute_capability.replace('.', '')}, "
+                 f"{info.sm_count} SMs)", "run, ncu, nsys, sanitize")
+
+
+def diagnose() -> list[Check]:
+    from gpuprof.tools.ncu import find_ncu
+    from gpuprof.tools.nsys import find_nsys
+    from gpuprof.tools.sanitizer import find_sanitizer
+
+    return [
+        gpu(),
+        _module("cupy", "run, launch", "pip install 'gpuprof[cuda13]' (or [cuda12])"),
+        _module("torch", "vendor variants (cuBLAS, cuDNN, torch ops), --timing cupti", "pip install torch"),
+        _tool("nvcc", ["--version"], "gpuprof build"),
+        _tool("ncu", ["--version"], "gpuprof ncu", find_ncu),
+        _tool("nsys", ["--version"], "gpuprof nsys", find_nsys),
+        _tool("compute-sanitizer", ["--version"], "gpuprof sanitize", find_sanitizer),
+        counters_permitted(),
+        _module("ncu_report", "reading .ncu-rep without ncu", "pip install ncu-report"),
+        _module("pynvml", "live clocks and power in devicequery", "pip install nvidia-ml-py"),
+        _module("matplotlib", "--plot", "pip install 'gpuprof[plot]'"),
+    ]

@@ -1,0 +1,74 @@
+// scan / blelloch_conflict_free
+// Changed from blelloch: every shared-memory index i is padded to i + (i >> 5) (one spare word per
+// 32), so the power-of-two strides of the tree land on different banks (GPU Gems 3, ch. 39).
+// Same additions and barriers, far fewer bank-conflict replays. Expected limiter: barriers and
+// the propagate pass's extra read and write of y.
+#ifndef BLOCK
+#define BLOCK 512
+#endif
+#define TILE (2 * BLOCK)
+#define PAD(i) ((i) + ((i) >> 5))
+static_assert(BLOCK >= 32 && BLOCK <= 1024 && (BLOCK & (BLOCK - 1)) == 0, "the tree needs a power-of-two BLOCK in 32..1024");
+
+extern "C" __global__ void __launch_bounds__(BLOCK) scan_blelloch_conflict_free(const float* __restrict__ x, float* __restrict__ y,
+                                                                                int n) {
+    __shared__ float tree[PAD(TILE - 1) + 1];
+    const int t = threadIdx.x;
+    const long long base = (long long)blockIdx.x * TILE;
+    const float a = base + t < n ? x[base + t] : 0.f;
+    const float b = base + t + BLOCK < n ? x[base + t + BLOCK] : 0.f;
+    tree[PAD(t)] = a;
+    tree[PAD(t + BLOCK)] = b;
+    int stride = 1;
+    for (int d = BLOCK; d > 0; d >>= 1) {
+        __syncthreads();
+        if (t < d) tree[PAD(stride * (2 * t + 2) - 1)] += tree[PAD(stride * (2 * t + 1) - 1)];
+        stride <<= 1;
+    }
+    if (t == 0) tree[PAD(TILE - 1)] = 0.f;
+    for (int d = 1; d < TILE; d <<= 1) {
+        stride >>= 1;
+        __syncthreads();
+        if (t < d) {
+            const int left = PAD(stride * (2 * t + 1) - 1), right = PAD(stride * (2 * t + 2) - 1);
+            const float l = tree[left];
+            tree[left] = tree[right];
+            tree[right] += l;
+        }
+    }
+    __syncthreads();
+    if (base + t < n) y[base + t] = tree[PAD(t)] + a;
+    if (base + t + BLOCK < n) y[base + t + BLOCK] = tree[PAD(t + BLOCK)] + b;
+}
+
+// ---- Multi-block: scan-then-propagate (plan() in gpuprof/families/scan.py). The kernel above
+// scans each tile on its own; these two then make the scan global, level by level:
+// totals gathers the last inclusive value of every full tile, plan() scans those totals with the
+// same three kernels (recursively, until one tile holds them), and add adds to each tile the
+// scanned total of all tiles before it.
+static_assert(TILE % 4 == 0, "add updates float4s: TILE must be a multiple of 4");
+
+// totals[b] = y[(b + 1) * TILE - 1] for b < count (= tiles - 1: the last tile's total is no offset).
+extern "C" __global__ void scan_blelloch_conflict_free_totals(const float* __restrict__ y, float* __restrict__ totals, int count) {
+    const int b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b < count) totals[b] = y[(long long)(b + 1) * TILE - 1];
+}
+
+// y[i] += offsets[b - 1] for i in tile b >= 1; block k of the grid handles tile k + 1.
+extern "C" __global__ void scan_blelloch_conflict_free_add(float* __restrict__ y, const float* __restrict__ offsets, int n) {
+    const long long base = (long long)(blockIdx.x + 1) * TILE;
+    const float off = offsets[blockIdx.x];
+    for (int j = 4 * threadIdx.x; j < TILE; j += 4 * blockDim.x) {
+        const long long i = base + j;
+        if (i + 4 <= n) {
+            float4 v = *reinterpret_cast<float4*>(y + i);
+            v.x += off;
+            v.y += off;
+            v.z += off;
+            v.w += off;
+            *reinterpret_cast<float4*>(y + i) = v;
+        } else {
+            for (long long k = i; k < n; ++k) y[k] += off;  // the ragged end of the last tile
+        }
+    }
+}

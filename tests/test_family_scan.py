@@ -1,0 +1,107 @@
+"""scan's host module: byte counts, the n-dependent tolerance, the scan-then-propagate schedule
+plan() builds, and the kernels under other -D values. No GPU."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from gpuprof import catalog
+from gpuprof.families import scan
+from gpuprof.resources import build_variant
+
+FAMILY = catalog.load_family("scan")
+
+
+def test_bytes_are_one_read_and_one_write():
+    assert scan.bytes_moved({"n": 2**28}) == 2 * 4 * 2**28  # 2 GiB: 0.72 ms at 3.0 TB/s
+    assert scan.flop({"n": 2**28}) == 2**28
+
+
+def test_tolerance_grows_like_sqrt_n_from_a_floor():
+    assert scan.tolerance("cub", {"n": 1}) == 2e-6
+    small, large = scan.tolerance("x", {"n": 2**20}), scan.tolerance("x", {"n": 2**28})
+    assert large == pytest.approx(16 * small)
+    assert large == pytest.approx(2**-24 * 2**14 / 4)
+    assert large > 50 * 3.7e-6  # the worst error measured on an H100 at 2^28 (cub)
+
+
+def test_one_dropped_element_fails_at_a_small_check_size():
+    """Uniform [0, 1) inputs: a dropped element shifts later prefixes (~i/2) by ~0.5."""
+    n = 1025
+    assert 0.5 / (n / 2) > 10 * scan.tolerance("x", {"n": n})
+
+
+class Recorder:
+    """Stands in for a compiled kernel: keeps every launch's grid, block and args."""
+
+    def __init__(self, name, log):
+        self.name, self.log = name, log
+
+    def __call__(self, grid, block, args, stream=None):
+        self.log.append((self.name, grid, block, args))
+
+
+def planned(variant_name, n, monkeypatch):
+    monkeypatch.setattr(scan, "cupy", lambda: np)  # workspace from numpy: no GPU needed to plan
+    v = FAMILY.variant(variant_name)
+    log: list = []
+    functions = {name: Recorder(name, log) for name in (v.kernel, *v.extra_kernels)}
+    tile = v.tile_dims()[0]
+    ctx = SimpleNamespace(grid=(math.ceil(n / tile),), block=v.block_dims(), sm_count=132)
+    x, out = np.zeros(n, np.float32), np.zeros(n, np.float32)
+    scan.plan(v, functions, {"x": x}, out, {"n": n}, ctx)(stream=None)
+    return v, tile, log, x, out
+
+
+@pytest.mark.parametrize("n", [1, 1024, 1025, 4097, 1000003, 1048579, 2**28])
+@pytest.mark.parametrize("name", ["hillis_steele", "blelloch", "scan_then_propagate", "warp_shuffle"])
+def test_propagate_schedule_scans_every_level_and_adds_back_down(name, n, monkeypatch):
+    v, tile, log, x, out = planned(name, n, monkeypatch)
+    scans = [e for e in log if e[0] == v.kernel]
+    counts = [int(e[3][2]) for e in scans]
+    assert counts[0] == n and scans[0][3][0] is x and scans[0][3][1] is out
+    for a, b in itertools.pairwise(counts):
+        assert b == math.ceil(a / tile) - 1  # the next level scans the totals of all tiles but the last
+    assert math.ceil(counts[-1] / tile) == 1  # the top level fits in one tile
+    for _, grid, block, args in scans:
+        assert grid == (math.ceil(int(args[2]) / tile),) and block == v.block_dims()
+    adds = [e for e in log if e[0].endswith("_add")]
+    totals = [e for e in log if e[0].endswith("_totals")]
+    assert len(adds) == len(totals) == len(scans) - 1
+    for (_, grid, _, args), count in zip(reversed(adds), counts):
+        assert grid == (math.ceil(count / tile) - 1,) and int(args[2]) == count  # one block per tile after the first
+    if adds:
+        assert log[-1][0].endswith("_add") and log[-1][3][0] is out  # the last launch fixes up y itself
+
+
+@pytest.mark.parametrize("n", [1, 4097, 2**28])
+def test_lookback_plan_resets_then_scans_once(n, monkeypatch):
+    v, tile, log, x, out = planned("decoupled_lookback", n, monkeypatch)
+    (reset, grid_r, _, (tiles,)), (main, grid, _, args) = log
+    assert reset.endswith("_reset") and main == v.kernel
+    assert int(tiles) == math.ceil(n / tile) == grid[0]
+    assert grid_r[0] * scan.HELPER_THREADS >= int(tiles) + 1
+    assert args[0] is x and args[1] is out and int(args[2]) == n
+
+
+ALTERNATIVES = [
+    ("hillis_steele", {"BLOCK": 256}), ("blelloch", {"BLOCK": 1024}), ("blelloch_conflict_free", {"BLOCK": 128}),
+    ("scan_then_propagate", {"BLOCK": 1024, "ITEMS": 4}), ("scan_then_propagate", {"BLOCK": 128, "ITEMS": 32}),
+    ("warp_shuffle", {"BLOCK": 1024, "ITEMS": 4}), ("warp_shuffle", {"BLOCK": 128, "ITEMS": 32}),
+    ("decoupled_lookback", {"BLOCK": 512, "ITEMS": 8}), ("decoupled_lookback", {"BLOCK": 64, "ITEMS": 64}),
+]
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize(("name", "defines"), ALTERNATIVES, ids=[f"{n}-{d}" for n, d in ALTERNATIVES])
+def test_alternative_defines_compile_without_spills(name, defines):
+    v = FAMILY.variant(name).with_defines(defines)
+    result = build_variant(FAMILY, v, "sm_90")
+    assert result.error is None, result.error
+    assert not result.usage.spills
+    assert result.usage.registers * v.block_dims()[0] <= 65536
