@@ -39,8 +39,9 @@ class NcuRun:
 
 def profile_family(family: str, variants: list[str], size: dict[str, int], out_dir: Path,
                    options: ncu_tool.NcuOptions, ncu: str | None = None, defines: dict[str, int] | None = None,
-                   progress: Callable[[str], None] | None = None) -> NcuRun:
-    """One ncu child per variant, selected by its NVTX ranges; a failing variant does not stop the rest."""
+                   progress: Callable[[str], None] | None = None, added: dict[str, tuple[str, ...]] | None = None) -> NcuRun:
+    """added maps a user variant's name to the --add options its child process needs."""
+    # One ncu child per variant, selected by its NVTX ranges; a failing variant does not stop the rest.
     tool = ncu_tool.find_ncu(ncu)
     out_dir.mkdir(parents=True, exist_ok=True)
     results: list[NcuResult] = []
@@ -48,7 +49,8 @@ def profile_family(family: str, variants: list[str], size: dict[str, int], out_d
     for name in variants:
         if progress:
             progress(name)
-        target = LaunchTarget(family, name, size, count=1, warmup=WARMUP_LAUNCHES, defines=defines or {})
+        target = LaunchTarget(family, name, size, count=1, warmup=WARMUP_LAUNCHES, defines=defines or {},
+                              add=(added or {}).get(name, ()))
         opts = replace(options, nvtx_include=(target.nvtx_include,))
         base = out_dir / f"{family}_{name}"
         try:

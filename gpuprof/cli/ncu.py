@@ -6,18 +6,20 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.markup import escape
 
 from gpuprof import catalog, roofline
 from gpuprof.cli._app import app
-from gpuprof.cli._boundary import exit_on_error
-from gpuprof.cli._options import Defines, Size, Variants, parse_defines
+from gpuprof.cli._boundary import exit_on_error, fail
+from gpuprof.cli._options import AddOptions, Defines, Size, Variants, parse_defines
 from gpuprof.errors import UsageError
 from gpuprof.ncu_profile import NcuRun, import_report, profile_command, profile_family
 from gpuprof.render.console import make_console
 from gpuprof.render.ncu_view import advice_table, kernels_table, roofline_table
 from gpuprof.render.roofline_plot import save_roofline
 from gpuprof.runner import parse_size
-from gpuprof.tools.ncu import NcuOptions, SECTIONS
+from gpuprof.tools.ncu import SECTIONS, NcuOptions
+from gpuprof.user_variant import to_variant
 
 console = make_console()
 
@@ -29,6 +31,10 @@ def ncu(
     variants: Variants = None,
     size: Size = None,
     define: Defines = None,
+    add: AddOptions.Add = None,
+    block: AddOptions.Block = None,
+    tile: AddOptions.Tile = None,
+    grid: AddOptions.Grid = None,
     clock_control: Annotated[str, typer.Option("--clock-control", help="'none' (default: clocks as found, so durations match `run`) or 'base' (ncu locks base clocks).")] = "none",
     section: Annotated[Optional[list[str]], typer.Option("--section", help="ncu section to collect (repeatable); replaces the default set.")] = None,
     set_name: Annotated[Optional[str], typer.Option("--set", help="ncu section set, e.g. full.")] = None,
@@ -68,11 +74,16 @@ def ncu(
             run = profile_command(list(ctx.args), out, options, ncu_path)
         elif family is not None:
             fam = catalog.load_family(family)
-            chosen = fam.select(variants)
+            spec = AddOptions.spec(add, block, tile, grid)
+            extra = [to_variant(fam, spec)] if spec else []
+            fam = fam.with_variants(extra)
+            chosen = fam.select(variants) if variants or not extra else extra
             defines = parse_defines(define)
             fam.apply_defines(chosen, defines)
+            added = {v.name: tuple(spec.cli_args()) for v in extra} if spec else {}
             run = profile_family(fam.name, [v.name for v in chosen], parse_size(fam, size), out, options, ncu_path,
-                                 defines, progress=lambda name: console.print(f"[dim]ncu: profiling {name}…[/]"))
+                                 defines, progress=lambda name: console.print(f"[dim]ncu: profiling {name}…[/]"),
+                                 added=added)
         else:
             raise UsageError("name a family (gpuprof ncu matmul), a command (gpuprof ncu -- python x.py) or --import REPORT")
         _show(run, plot)
@@ -92,3 +103,8 @@ def _show(run: NcuRun, plot: Path | None) -> None:
     reports = [str(r.report) for r in run.results if r.report]
     if reports:
         console.print(f"reports: {', '.join(reports)}")
+    failed = [r for r in run.results if r.error]
+    for r in failed:
+        console.print(f"[red]{r.label}:[/] {escape(r.error or '')}")
+    if failed and len(failed) == len(run.results):
+        raise fail("ncu profiled none of the variants (see the reasons above)", 3)
