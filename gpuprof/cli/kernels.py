@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -104,3 +105,21 @@ def _build_table(results, arch: str) -> Table:
                       f"[red]{spill}[/]" if u.spills else spill, str(u.barriers),
                       " ".join(f"{k}={v}" for k, v in r.defines.items()))
     return table
+
+
+@app.command()
+def new(
+    family: Annotated[str, typer.Argument(help="The family your variant belongs to (see `gpuprof list`).")],
+    name: Annotated[str, typer.Argument(help="Your variant's name, e.g. my_tiled (the file is NAME.cu).")],
+    directory: Annotated[Path, typer.Option("--dir", help="Where to write NAME.cu.")] = Path("."),
+) -> None:
+    """Write a starter NAME.cu with the family's kernel signature and a header to fill in.
+
+    Example: gpuprof new matmul my_tiled && gpuprof run matmul --variants smem_tiled,cublas --add my_tiled.cu
+    """
+    from gpuprof.starter import write_starter
+
+    with exit_on_error():
+        path = write_starter(catalog.load_family(family), name, directory)
+    console.print(f"wrote {path}; fill in the kernel, then:\n"
+                  f"  gpuprof run {family} --variants {catalog.load_family(family).baseline} --add {path}")

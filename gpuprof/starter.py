@@ -1,0 +1,45 @@
+"""`gpuprof new`'s core: a starter .cu for a student's own variant of a family."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuprof.catalog import Family
+from gpuprof.errors import UsageError
+
+TEMPLATE = """// {family} / {name}
+// What this variant does, in one or two lines.
+// What changed from the variant it starts from ({baseline}?), and why it should be faster.
+// Expected limiter (memory bandwidth? FMA throughput? latency?) and what ncu should show.
+//
+// {summary}. The launch: one thread block per tile of output; gpuprof launches it with
+// --block/--tile (default: {baseline}'s block {block}, tile {tile} along {grid_dims}).
+// Until the body writes every output, `gpuprof run` reports it WRONG ("not written").
+
+extern "C" __global__ void {kernel}({signature}) {{
+    // your code here
+}}
+"""
+
+
+def starter_text(family: Family, name: str) -> str:
+    base = family.variant(family.baseline)
+    return TEMPLATE.format(
+        family=family.name, name=name, baseline=family.baseline, summary=family.summary,
+        block=list(base.block_dims()[:len(base.block)]), tile=list(base.tile_dims()) or base.grid,
+        grid_dims=", ".join(family.grid_dims), kernel=f"{family.name}_{name}", signature=family.signature,
+    )
+
+
+def write_starter(family: Family, name: str, directory: Path) -> Path:
+    if not name.isidentifier():
+        raise UsageError(f"'{name}' cannot name a variant: use letters, digits and _ (e.g. my_tiled)")
+    if name in family.variant_names:
+        raise UsageError(f"{family.name} already has a variant '{name}'; choose another name")
+    if not directory.is_dir():
+        raise UsageError(f"--dir {directory}: no such directory")
+    path = directory / f"{name}.cu"
+    if path.exists():
+        raise UsageError(f"{path} exists already; gpuprof new never overwrites a file")
+    path.write_text(starter_text(family, name))
+    return path
