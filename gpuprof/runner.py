@@ -10,7 +10,7 @@ from typing import Any
 from gpuprof import build, catalog, families, fingerprint, ranges, timing
 from gpuprof.catalog import Family, Variant
 from gpuprof.check import check_variant
-from gpuprof.errors import UsageError
+from gpuprof.errors import EnvironmentProblem, UsageError
 from gpuprof.gpu import cupy, device_info
 from gpuprof.results import FAULT, OK, SKIPPED, CheckResult, Results, Row
 
@@ -136,7 +136,10 @@ def make_launch_factory(family: Family, variant: Variant, spec: Any, *, nvtx: bo
     return kernel_for
 
 
-def run_family(request: RunRequest, progress: ProgressFn | None = None) -> Results:
+def run_family(request: RunRequest, progress: ProgressFn | None = None,
+               checkpoint: Callable[[Results], None] | None = None) -> Results:
+    """Check and time each chosen variant; checkpoint(results) after every variant, so an
+    interrupted run can keep what it finished."""
     family = catalog.load_family(request.family)
     if request.extra_variants:
         family = family.with_variants(request.extra_variants)
@@ -147,7 +150,8 @@ def run_family(request: RunRequest, progress: ProgressFn | None = None) -> Resul
     device_info()
     _check_memory(spec, size)
     harness = timing.Harness()
-    rows: list[Row] = []
+    outcome = Results(environment=fingerprint.environment(), rows=[], timing_policy=request.policy.to_dict(),
+                      created_utc=fingerprint.now_utc())
     context_lost = ""
     for index, variant in enumerate(chosen):
         report = (lambda step: progress(Progress(variant.name, step, index, len(chosen)))) if progress else (lambda step: None)
@@ -155,7 +159,7 @@ def run_family(request: RunRequest, progress: ProgressFn | None = None) -> Resul
         row = Row(family=family.name, variant=variant.name, size=bench_size, vendor=variant.vendor,
                   check=CheckResult(status=SKIPPED), technique=variant.technique, defines=dict(variant.defines),
                   flop=spec.flop(bench_size), bytes=spec.bytes_moved(bench_size))
-        rows.append(row)
+        outcome.rows.append(row)
         if context_lost:
             row.check.reasons.append(f"not run: {context_lost}")
             continue
@@ -174,14 +178,15 @@ def run_family(request: RunRequest, progress: ProgressFn | None = None) -> Resul
             # A sticky CUDA error (illegal address, launch failure) poisons the whole context.
             row.check = CheckResult(status=FAULT, reasons=[f"CUDA error: {str(exc).splitlines()[0]}"])
             context_lost = f"{variant.name} faulted and the CUDA context is lost"
+        except EnvironmentProblem as exc:
+            # This variant needs something the machine lacks (PyTorch for a vendor variant, say):
+            # say so in its row and run the others.
+            row.check = CheckResult(status=SKIPPED, reasons=[f"not run: {exc.message}"])
         report("done")
         cupy().get_default_memory_pool().free_all_blocks()
-    return Results(
-        environment=fingerprint.environment(),
-        rows=rows,
-        timing_policy=request.policy.to_dict(),
-        created_utc=fingerprint.now_utc(),
-    )
+        if checkpoint:
+            checkpoint(outcome)
+    return outcome
 
 
 def _cuda_errors() -> tuple[type[BaseException], ...]:

@@ -98,7 +98,46 @@ USAGE_ERRORS = {
     "build unknown family": (["build", "nope"], ["unknown family 'nope'", FAMILY_CHOICES]),
     "build unknown variant": (["build", "matmul", "-v", "bogus"], ["unknown variant 'bogus'", MATMUL_CHOICES]),
     "build bad define": (["build", "matmul", "-D", "BM=x"], ["bad --define 'BM=x'"]),
+    "suite missing file": (["suite", "{tmp}/nope.toml"], ["{tmp}/nope.toml"]),
+    "suite json into a missing directory": (["suite", "suites/smoke.toml", "--json", "{tmp}/missing/s.json"],
+                                            ["does not exist"]),
+    "ncu with no target": (["ncu"], ["name a family"]),
+    "ncu unknown variant": (["ncu", "matmul", "-v", "bogus"], ["unknown variant 'bogus'", MATMUL_CHOICES]),
+    "ncu bad clock control": (["ncu", "vecadd", "--clock-control", "boost"], ["unknown --clock-control 'boost'"]),
+    "ncu plot into a missing directory": (["ncu", "vecadd", "--plot", "{tmp}/missing/r.png"], ["does not exist"]),
+    "ncu import a missing report": (["ncu", "--import", "{tmp}/nope.ncu-rep"], ["cannot read", "nope.ncu-rep"]),
+    "sanitize unknown tool": (["sanitize", "vecadd", "--tool", "leakcheck"], ["unknown --tool 'leakcheck'"]),
+    "sanitize unknown variant": (["sanitize", "vecadd", "-v", "bogus"], ["unknown variant 'bogus'", VECADD_CHOICES]),
+    "sanitize import a missing log": (["sanitize", "--import", "{tmp}/nope.log"], ["cannot read", "nope.log"]),
+    "nsys unknown variant": (["nsys", "matmul", "-v", "bogus"], ["unknown variant 'bogus'"]),
+    "new bad name": (["new", "vecadd", "my-kernel"], ["cannot name a variant"]),
+    "add a missing file": (["run", "vecadd", "--add", "{tmp}/nope.cu"], ["cannot read"]),
+    "block without add": (["run", "vecadd", "--block", "128"], ["go with --add"]),
+    "add with a bad block": (["run", "vecadd", "--add", "tests/kernels/oob_write.cu", "--block", "0"],
+                             ["bad --block '0'"]),
+    "launch bad define": (["launch", "matmul", "warptile", "-D", "BM=zz"], ["bad --define 'BM=zz'"]),
 }
+
+BAD_FILES = {
+    "suite not TOML": ("s.toml", "name = [", ["suite", "{file}"], ["s.toml"]),
+    "suite unknown family": ("s.toml", 'schema = 1\nname = "x"\n[[case]]\nfamily = "nope"\nvariants = "all"\n',
+                             ["suite", "{file}"], ["nope"]),
+    "suite zero size": ("s.toml", 'schema = 1\nname = "x"\n[[case]]\nfamily = "vecadd"\nvariants = ["grid"]\n'
+                        'sizes = [{ n = 0 }]\n', ["suite", "{file}"], ["s.toml"]),
+    "results from the future": ("r.json", '{"schema": "gpuprof.results", "schema_version": 99, "environment": {}, '
+                                '"rows": []}', ["compare", "{file}", "{file}"], ["schema_version 99", "upgrade gpuprof"]),
+    "truncated results": ("r.json", '{"schema": "gpuprof.results", "schema_ver', ["compare", "{file}", "{file}"],
+                          ["not valid JSON"]),
+    "sanitizer log that is not one": ("x.log", "hello\n", ["sanitize", "--import", "{file}"], ["x.log"]),
+}
+
+
+@pytest.mark.parametrize(("name", "content", "argv", "words"), BAD_FILES.values(), ids=BAD_FILES.keys())
+def test_bad_input_file(runner, tmp_path, forbid_gpu, name, content, argv, words):
+    path = tmp_path / name
+    path.write_text(content)
+    result = runner.invoke(app, [a.replace("{file}", str(path)) for a in argv])
+    assert_one_error(result, 2, words)
 
 
 @pytest.mark.parametrize(("argv", "words"), USAGE_ERRORS.values(), ids=USAGE_ERRORS.keys())

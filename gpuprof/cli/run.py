@@ -75,11 +75,15 @@ def run(
         )
         if json_out is not None and not json_out.parent.is_dir():
             raise UsageError(f"--json {json_out}: directory {json_out.parent} does not exist")
+        command = "gpuprof run " + " ".join(_argv_tail())
+
+        def save(partial: results.Results) -> None:  # after every variant: Ctrl-C keeps what finished
+            partial.command = command
+            if json_out is not None:
+                results.save(partial, json_out)
+
         with _progress_bar(len(chosen)) as on_step:
-            outcome = run_family(request, on_step)
-        outcome.command = "gpuprof run " + " ".join(_argv_tail())
-        if json_out is not None:
-            results.save(outcome, json_out)
+            outcome = run_family(request, on_step, checkpoint=save)
         spec = families.spec(fam.name)
         limits = ceilings.load(device_info())
     derived = derive(outcome.rows, spec.RATE, base, fam.vendor_reference, limits)

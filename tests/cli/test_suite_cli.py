@@ -1,0 +1,49 @@
+"""`gpuprof suite` keeps what it finished: the JSON is rewritten after each case, and Ctrl-C exits 130."""
+
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from gpuprof import results, suite_runner
+from gpuprof.cli import app
+from gpuprof.results import CheckResult, Results, Row, Summary, Timing
+
+
+def fake_results(request) -> Results:
+    rows = []
+    for variant in request.variants if isinstance(request.variants, list) else ["grid"]:
+        summary = Summary(n=10, median_s=1e-3, mean_s=1e-3, min_s=1e-3, max_s=1e-3, p25_s=1e-3, p75_s=1e-3,
+                          rel_spread=0.0)
+        rows.append(Row(family=request.family, variant=variant, size=request.size or {"n": 1}, vendor=False,
+                        check=CheckResult(status=results.OK, max_rel_error=0.0, tolerance=1e-6),
+                        timing=Timing(mode="cold", samples_s=[1e-3] * 10, stop_reason="converged", summary=summary)))
+    return Results(environment={"gpu_name": "test GPU"}, rows=rows)
+
+
+def test_interrupted_suite_leaves_the_finished_cases_in_a_valid_json(tmp_path, monkeypatch):
+    calls = []
+
+    def run_family(request, progress=None):
+        calls.append(request.family)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # Ctrl-C during the second case
+        return fake_results(request)
+
+    monkeypatch.setattr(suite_runner, "run_family", run_family)
+    out = tmp_path / "smoke.json"
+    result = CliRunner().invoke(app, ["suite", "suites/smoke.toml", "--json", str(out)])
+    assert result.exit_code == 130
+    assert "Traceback" not in result.output
+    saved = results.load(out)  # valid, and holds exactly the first case
+    assert [r.id for r in saved.rows] == ["vecadd/grid/67108864", "vecadd/vectorized/67108864", "vecadd/torch/67108864"]
+
+
+def test_sweep_rows_get_their_defines_in_the_variant_name(tmp_path, monkeypatch):
+    suite = tmp_path / "sweep.toml"
+    suite.write_text('schema = 1\nname = "sweep"\n[[sweep]]\nfamily = "matmul"\nvariant = "warptile"\n'
+                     'params = { BM = [64, 128] }\nsize = { m = 256, n = 256, k = 256 }\n')
+    monkeypatch.setattr(suite_runner, "run_family", lambda request, progress=None: fake_results(request))
+    loaded = suite_runner.load(suite)
+    outcome = suite_runner.run_suite(loaded)
+    assert [r.variant for r in outcome.rows] == ["warptile[BM=64]", "warptile[BM=128]"]
+    assert len({r.id for r in outcome.rows}) == 2  # distinct ids, so compare can tell them apart
