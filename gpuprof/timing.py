@@ -29,6 +29,7 @@ MODES = {
 MAX_BATCH = 64  # queued ops stay far below the launch queue depth (~1024), so the host never blocks
 BATCH_GPU_SECONDS = 0.05
 RELEASE_TIMEOUT_NS = 2_000_000_000
+MAX_DROPPED_BATCHES = 3
 CLOCK_PROBE_NS = 50_000
 GRAPH_REPLAY_SECONDS = 500e-6  # graph replays long enough that event overhead is < 1 %
 
@@ -123,18 +124,25 @@ def measure(launch: Launch, harness: Harness, policy: TimingPolicy) -> Timing:
     clocks: list[float] = []
     started = time.perf_counter()
     stop_reason = ""
+    dropped = 0
     while not stop_reason:
         want = max(policy.min_samples - len(samples), 1)
         batch = int(min(MAX_BATCH, policy.max_samples - len(samples),
                         max(want, BATCH_GPU_SECONDS // max(gpu_per_sample_s, 1e-9))))
         got = sample_runner(batch)
         if harness.took_too_long():
-            continue  # the host was too slow to queue the batch: its samples may hold gaps
+            # The host was too slow to queue the batch, so its samples may hold launch gaps: drop
+            # them, but never loop forever on a host that is always this slow.
+            dropped += 1
+            if dropped < MAX_DROPPED_BATCHES:
+                continue
+            stop_reason = "host_too_slow_to_queue_batches"
+            break
         samples += got
         clocks += [harness.clock_mhz()] * len(got)
         stop_reason = _stop_reason(samples, policy, time.perf_counter() - started)
     return Timing(mode=policy.mode, samples_s=samples, stop_reason=stop_reason,
-                  summary=stats.summarize(samples), sm_clock_mhz=clocks,
+                  summary=stats.summarize(samples) if samples else None, sm_clock_mhz=clocks,
                   launches_per_sample=launches, note=note)
 
 
