@@ -14,6 +14,8 @@ from typer.testing import CliRunner
 
 from gpuprof.errors import EnvironmentProblem
 
+pytest_plugins = ["pytester"]  # for the tests of gpuprof's own pytest plugin
+
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 GPU_SKIP_REASON = "needs a CUDA GPU"

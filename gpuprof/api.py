@@ -1,0 +1,92 @@
+"""Python API: time any callable that launches GPU work (CuPy, PyTorch, Triton) with gpuprof's engine.
+
+    import gpuprof.api as gp
+    result = gp.benchmark(lambda: torch.matmul(a, b, out=c), flop=2 * n**3, label="torch mm")
+    print(result.median_s, result.rate, result.timing.stop_reason)
+    row = result.to_frame()   # one-row pandas DataFrame
+
+The callable launches on the *current* stream; gpuprof makes its own timing stream current for
+CuPy and for PyTorch (and so for Triton, which launches on PyTorch's current stream), so the
+L2 flush, the stream hold and the events surround exactly the callable's work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from gpuprof import timing
+from gpuprof.gpu import cupy
+from gpuprof.results import Timing
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    label: str
+    timing: Timing
+    flop: float | None = None
+    bytes: float | None = None
+
+    @property
+    def median_s(self) -> float | None:
+        return self.timing.summary.median_s if self.timing.summary else None
+
+    @property
+    def rate(self) -> float | None:
+        """FLOP/s when flop was given, else bytes/s when bytes was given, from the median."""
+        work = self.flop if self.flop is not None else self.bytes
+        median = self.median_s
+        return work / median if work and median else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "flop": self.flop, "bytes": self.bytes, "median_s": self.median_s,
+                "rate": self.rate, "timing": asdict(self.timing)}
+
+    def to_frame(self) -> Any:
+        import pandas as pd
+
+        s = self.timing.summary
+        return pd.DataFrame([{
+            "label": self.label, "mode": self.timing.mode, "median_s": self.median_s,
+            "rel_spread": s.rel_spread if s else None, "samples": s.n if s else 0,
+            "stop_reason": self.timing.stop_reason, "flop": self.flop, "bytes": self.bytes, "rate": self.rate,
+        }])
+
+
+_harness: timing.Harness | None = None
+
+
+def _shared_harness() -> timing.Harness:
+    """One harness per process: its flush buffer and compiled helpers are reused across calls."""
+    global _harness
+    if _harness is None:
+        _harness = timing.Harness()
+    return _harness
+
+
+def on_stream(fn: Callable[[], Any]) -> timing.Launch:
+    """launch(stream) that runs fn() with `stream` current for CuPy and, when imported, PyTorch."""
+    import sys
+
+    def launch(stream: Any) -> None:
+        with ExitStack() as stack:
+            stack.enter_context(stream)  # CuPy: `with stream:` makes it current
+            torch = sys.modules.get("torch")
+            if torch is not None and torch.cuda.is_available():
+                stack.enter_context(torch.cuda.stream(torch.cuda.ExternalStream(stream.ptr)))
+            fn()
+
+    return launch
+
+
+def benchmark(fn: Callable[[], Any], *, mode: str = "cold", min_samples: int = 10, max_time_s: float = 2.0,
+              target_spread: float = 0.005, flop: float | None = None, bytes: float | None = None,
+              label: str | None = None) -> BenchResult:
+    """Time fn() like `gpuprof run` times a variant: warm-up, then samples until the spread is small."""
+    cupy()
+    policy = timing.TimingPolicy(mode=mode, min_samples=min_samples, max_time_s=max_time_s,
+                                 target_spread=target_spread)
+    result = timing.measure(on_stream(fn), _shared_harness(), policy)
+    return BenchResult(label or getattr(fn, "__name__", "callable"), result, flop, bytes)
