@@ -63,6 +63,12 @@ def parameter_types(params: str) -> list[str]:
     return out
 
 
+def add_to_family(family: Family, spec: AddSpec | None) -> tuple[Family, list[Variant]]:
+    """The family with the user's variant in it (if any), and that variant as a list."""
+    extra = [to_variant(family, spec)] if spec is not None else []
+    return family.with_variants(extra), extra
+
+
 def to_variant(family: Family, spec: AddSpec) -> Variant:
     """A Variant for the user's file; its signature must be the family's (checked before any launch)."""
     path = spec.path

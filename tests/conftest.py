@@ -93,3 +93,20 @@ def no_gpu() -> str:
     if problem is None:
         pytest.skip("checks the no-GPU error, but a CUDA GPU is usable here")
     return problem
+
+
+@pytest.fixture
+def build_clean():
+    """build_clean(family, variant, defines) -> ResourceUsage: compiles with nvcc for sm_90 with
+    those -D overrides, and fails the test on a compile error or any spill."""
+    from gpuprof import catalog
+    from gpuprof.resources import build_variant
+
+    def build(family: str, variant: str, defines: dict[str, int]):
+        fam = catalog.load_family(family)
+        result = build_variant(fam, fam.variant(variant).with_defines(defines), "sm_90")
+        assert result.error is None, result.error
+        assert not result.usage.spills
+        return result.usage
+
+    return build

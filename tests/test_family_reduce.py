@@ -7,9 +7,7 @@ import math
 
 import pytest
 
-from gpuprof import catalog
 from gpuprof.families import reduce
-from gpuprof.resources import build_variant
 
 
 def test_bytes_are_one_read_of_the_input():
@@ -66,8 +64,5 @@ ALTERNATIVES = [
 
 @pytest.mark.nvcc
 @pytest.mark.parametrize(("name", "defines"), ALTERNATIVES, ids=[f"{n}-{d}" for n, d in ALTERNATIVES])
-def test_other_block_sizes_compile_without_spills(name, defines):
-    fam = catalog.load_family("reduce")
-    result = build_variant(fam, fam.variant(name).with_defines(defines), "sm_90")
-    assert result.error is None, result.error
-    assert not result.usage.spills
+def test_other_block_sizes_compile_without_spills(build_clean, name, defines):
+    build_clean("reduce", name, defines)

@@ -19,7 +19,7 @@ from gpuprof.render.ncu_view import advice_table, kernels_table, roofline_table
 from gpuprof.render.roofline_plot import save_roofline
 from gpuprof.runner import parse_size
 from gpuprof.tools.ncu import SECTIONS, NcuOptions
-from gpuprof.user_variant import to_variant
+from gpuprof.user_variant import add_to_family
 
 console = make_console()
 
@@ -75,8 +75,7 @@ def ncu(
         elif family is not None:
             fam = catalog.load_family(family)
             spec = AddOptions.spec(add, block, tile, grid)
-            extra = [to_variant(fam, spec)] if spec else []
-            fam = fam.with_variants(extra)
+            fam, extra = add_to_family(fam, spec)
             chosen = fam.select(variants) if variants or not extra else extra
             defines = parse_defines(define)
             fam.apply_defines(chosen, defines)

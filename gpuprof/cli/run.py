@@ -21,6 +21,7 @@ from gpuprof.render.tables import run_table
 from gpuprof.runner import Progress as Step
 from gpuprof.runner import RunRequest, parse_size, run_family
 from gpuprof.timing import MODES, TimingPolicy
+from gpuprof.user_variant import add_to_family
 
 console = make_console()
 progress_console = Console(stderr=True)
@@ -58,8 +59,7 @@ def run(
     """
     with exit_on_error():
         fam = catalog.load_family(family)
-        extra = _added(fam, AddOptions.spec(add, block, tile, grid))
-        fam = fam.with_variants(extra)
+        fam, extra = add_to_family(fam, AddOptions.spec(add, block, tile, grid))
         chosen = fam.select(variants)  # unknown variants fail here, before any GPU work
         chosen += [v for v in extra if v not in chosen]  # --add joins whatever --variants picked
         defines = parse_defines(define)
@@ -93,12 +93,6 @@ def run(
     bad = [r for r in outcome.rows if r.check.status not in (results.OK, results.SKIPPED)]
     if bad:
         raise fail(f"{len(bad)} variant(s) failed: " + ", ".join(f"{r.variant} {r.check.status.upper()}" for r in bad), 1)
-
-
-def _added(fam: catalog.Family, spec) -> list:
-    from gpuprof.user_variant import to_variant
-
-    return [to_variant(fam, spec)] if spec is not None else []
 
 
 def _argv_tail() -> list[str]:
@@ -153,7 +147,7 @@ def launch(
         fam = catalog.load_family(family)
         launch_variant(family, variant, parse_size(fam, size), count=count, warmup=warmup,
                        plain_allocations=plain_alloc, defines=parse_defines(define),
-                       extra=_added(fam, AddOptions.spec(add, block, tile, grid)))
+                       extra=add_to_family(fam, AddOptions.spec(add, block, tile, grid))[1])
 
 
 @app.command()

@@ -77,15 +77,12 @@ def sanitize(
 
 
 def _targets(families: list[str], variants: str | None, size: str | None, add_spec) -> list[LaunchTarget]:
-    from gpuprof.user_variant import to_variant
+    from gpuprof.user_variant import add_to_family
 
     out = []
     for name in families:
         fam = catalog.load_family(name)
-        extra = []
-        if add_spec is not None:
-            extra = [to_variant(fam, add_spec)]
-            fam = fam.with_variants(extra)
+        fam, extra = add_to_family(fam, add_spec)
         chosen = fam.select(variants) if variants or not extra else extra
         run_size = parse_size(fam, size) if size else sanitize_size(list(fam.check_sizes))
         add_args = tuple(add_spec.cli_args()) if add_spec is not None else ()
