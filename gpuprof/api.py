@@ -55,17 +55,6 @@ class BenchResult:
         }])
 
 
-_harness: timing.Harness | None = None
-
-
-def _shared_harness() -> timing.Harness:
-    """One harness per process: its flush buffer and compiled helpers are reused across calls."""
-    global _harness
-    if _harness is None:
-        _harness = timing.Harness()
-    return _harness
-
-
 def on_stream(fn: Callable[[], Any]) -> timing.Launch:
     """launch(stream) that runs fn() with `stream` current for CuPy and, when imported, PyTorch."""
     import sys
@@ -88,5 +77,5 @@ def benchmark(fn: Callable[[], Any], *, mode: str = "cold", min_samples: int = 1
     cupy()
     policy = timing.TimingPolicy(mode=mode, min_samples=min_samples, max_time_s=max_time_s,
                                  target_spread=target_spread)
-    result = timing.measure(on_stream(fn), _shared_harness(), policy)
+    result = timing.measure(on_stream(fn), timing.shared_harness(), policy)
     return BenchResult(label or getattr(fn, "__name__", "callable"), result, flop, bytes)

@@ -145,27 +145,24 @@ def measure() -> ceilings.Ceilings:
 def _best_median(launch, repeats: int = 20) -> float:
     from gpuprof import timing
 
-    harness = timing.Harness()
-    t = timing.measure(launch, harness, timing.TimingPolicy(mode="hot", min_samples=repeats, max_time_s=2.0))
+    t = timing.measure(launch, timing.shared_harness(),
+                       timing.TimingPolicy(mode="hot", min_samples=repeats, max_time_s=2.0))
     return t.summary.median_s if t.summary else math.nan
 
 
 def _matmul_rate(n: int, dtype: str, tf32: bool) -> float | None:
-    try:
-        from gpuprof.families import _torch
-        from gpuprof.families.matmul import _set_tf32
-    except ImportError:
-        return None
+    from gpuprof.families import _torch
+
     t = _torch.torch()
     a = t.rand((n, n), device="cuda", dtype=getattr(t, dtype)) - 0.5
     b = t.rand((n, n), device="cuda", dtype=getattr(t, dtype)) - 0.5
     c = t.empty((n, n), device="cuda", dtype=getattr(t, dtype))
 
     def launch(stream) -> None:
-        _set_tf32(t, tf32)
+        _torch.set_tf32(tf32)
         with _torch.on_stream(stream):
             t.matmul(a, b, out=c)
 
     seconds = _best_median(launch, repeats=10)
-    _set_tf32(t, False)
+    _torch.set_tf32(False)
     return 2.0 * n**3 / seconds

@@ -149,7 +149,7 @@ def run_family(request: RunRequest, progress: ProgressFn | None = None,
     size = request.size or dict(family.default_size)
     device_info()
     _check_memory(spec, size)
-    harness = timing.Harness()
+    harness = timing.shared_harness()
     outcome = Results(environment=fingerprint.environment(), rows=[], timing_policy=request.policy.to_dict(),
                       created_utc=fingerprint.now_utc())
     context_lost = ""

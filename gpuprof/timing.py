@@ -110,6 +110,17 @@ class Harness:
         return flag
 
 
+_shared: Harness | None = None
+
+
+def shared_harness() -> Harness:
+    """One harness per process, so its flush buffer and compiled helpers are made once."""
+    global _shared
+    if _shared is None:
+        _shared = Harness()
+    return _shared
+
+
 def measure(launch: Launch, harness: Harness, policy: TimingPolicy) -> Timing:
     """Warm up, then take batches of samples until the spread is small or the budget is spent."""
     stream = harness.stream

@@ -24,6 +24,23 @@ def as_tensor(array: Any) -> Any:
     return torch().from_dlpack(array)
 
 
+def set_tf32(enabled: bool) -> None:
+    """TF32 on or off for cuBLAS matmuls and cuDNN convolutions. These are global switches in torch:
+    vendor variants set them on every call, never leaving them to whatever ran before."""
+    t = torch()
+    mode = "tf32" if enabled else "ieee"
+    matmul = t.backends.cuda.matmul
+    if hasattr(matmul, "fp32_precision"):  # torch >= 2.9; allow_tf32 is deprecated there
+        matmul.fp32_precision = mode
+    else:
+        matmul.allow_tf32 = enabled
+    conv = getattr(t.backends.cudnn, "conv", None)
+    if conv is not None and hasattr(conv, "fp32_precision"):
+        conv.fp32_precision = mode
+    else:
+        t.backends.cudnn.allow_tf32 = enabled
+
+
 @contextmanager
 def on_stream(stream: Any) -> Iterator[None]:
     """Run torch ops on the CuPy stream, so events and graphs around them see them."""

@@ -173,7 +173,7 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
 
         def launch(stream: Any) -> None:
             main(im2col_grid, im2col_block, im2col_args, stream=stream)
-            _fp32_math(t)
+            _torch.set_tf32(False)
             with _torch.on_stream(stream):
                 t.bmm(w_batched, col_t, out=y_t)
 
@@ -220,20 +220,6 @@ def vendor_launch(name: str, inputs: dict[str, Any], out: Any, size: dict[str, i
     raise KeyError(name)
 
 
-def _fp32_math(t: Any) -> None:
-    """TF32 off for cuDNN convolutions and cuBLAS matmuls: global switches, set on every call."""
-    conv = getattr(t.backends.cudnn, "conv", None)
-    if conv is not None and hasattr(conv, "fp32_precision"):  # torch >= 2.9; allow_tf32 is deprecated there
-        conv.fp32_precision = "ieee"
-    else:
-        t.backends.cudnn.allow_tf32 = False
-    matmul = t.backends.cuda.matmul
-    if hasattr(matmul, "fp32_precision"):
-        matmul.fp32_precision = "ieee"
-    else:
-        matmul.allow_tf32 = False
-
-
 def _cudnn(inputs: dict[str, Any], out: Any, g: Geometry):
     t = _torch.torch()
     if not t.backends.cudnn.is_available():
@@ -245,7 +231,7 @@ def _cudnn(inputs: dict[str, Any], out: Any, g: Geometry):
     padding, unit = [g.pad_h, g.pad_w], [1, 1]
 
     def launch(stream: Any) -> None:
-        _fp32_math(t)
+        _torch.set_tf32(False)
         with _torch.on_stream(stream):
             # (input, weight, padding, stride, dilation, groups, benchmark, deterministic, allow_tf32, out)
             op(x, w, padding, unit, unit, 1, False, False, False, out=y)

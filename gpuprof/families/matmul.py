@@ -56,16 +56,8 @@ def vendor_launch(name: str, inputs: dict[str, Any], out: Any, size: dict[str, i
     tf32 = name == "cublas_tf32"
 
     def launch(stream: Any) -> None:
-        _set_tf32(t, tf32)  # a global switch in torch: set it on every call, never leave it to chance
+        _torch.set_tf32(tf32)
         with _torch.on_stream(stream):
             t.matmul(a, b, out=c)
 
     return launch
-
-
-def _set_tf32(t: Any, enabled: bool) -> None:
-    matmul = t.backends.cuda.matmul
-    if hasattr(matmul, "fp32_precision"):  # torch >= 2.9; allow_tf32 is deprecated there
-        matmul.fp32_precision = "tf32" if enabled else "ieee"
-    else:
-        matmul.allow_tf32 = enabled
