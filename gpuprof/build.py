@@ -40,8 +40,8 @@ def nvrtc_options(variant: Variant, extra: tuple[str, ...] = ()) -> tuple[str, .
 
 def compile_variant(variant: Variant) -> CompiledKernel:
     """NVRTC-compile one variant; a compile error becomes an InputError with the compiler's text."""
-    if variant.file is None or variant.kernel is None:
-        raise ValueError(f"{variant.name} is a vendor variant; it has no CUDA source")
+    if not variant.is_cuda or variant.file is None or variant.kernel is None:
+        raise ValueError(f"{variant.name} is a {'vendor' if variant.vendor else variant.language} variant; it has no CUDA source")
     _point_cupy_cache()
     cp = cupy()
     device_info()  # fail with 'no GPU' before NVRTC complains about the architecture

@@ -17,14 +17,19 @@ _SOURCE_TREE = Path(__file__).parent.parent / "kernels"  # a checkout or an edit
 
 Expr = int | str
 
+LANGUAGES = ("cuda", "triton")
+_CUDA_ONLY_KEYS = ("kernel", "extra_kernels", "block", "tile", "grid", "defines")
+
 
 @dataclass(frozen=True)
 class Variant:
-    """One version of a family: a .cu file and its launch geometry, or a vendor library call."""
+    """One version of a family: a .cu file and its launch geometry, a Triton .py file (geometry in
+    the file), or a vendor library call."""
 
     name: str
     technique: str
     vendor: bool = False
+    language: str = "cuda"  # "cuda": file is a .cu run through NVRTC; "triton": file is a .py with make_launch
     file: Path | None = None
     kernel: str | None = None
     extra_kernels: tuple[str, ...] = ()  # more entry points of the same file, for multi-kernel plans
@@ -34,6 +39,15 @@ class Variant:
     defines: dict[str, int] = field(default_factory=dict)
     max_size: dict[str, int] | None = None  # a slow variant runs at min(size, max_size)
     user: bool = False  # added from the command line, not shipped
+
+    @property
+    def is_cuda(self) -> bool:
+        """A CUDA source gpuprof compiles itself (nvcc for `build`, NVRTC for `run`)."""
+        return not self.vendor and self.language == "cuda"
+
+    @property
+    def is_triton(self) -> bool:
+        return not self.vendor and self.language == "triton"
 
     def block_dims(self) -> tuple[int, int, int]:
         dims = [evaluate(e, self.defines) for e in self.block] + [1, 1, 1]
@@ -88,7 +102,7 @@ class Family:
             return variants
         out = []
         for v in variants:
-            if not v.vendor:
+            if v.is_cuda:  # -D reaches CUDA sources only; vendor calls and Triton files keep their own
                 v = v.with_defines(overrides)
                 try:
                     check_geometry("-D", self, v)
@@ -161,6 +175,18 @@ def parse_variant(path: Path, index: int, data: dict[str, Any], *, user: bool = 
     name = m.str("name")
     if vendor:
         return Variant(name=name, technique=m.str("technique"), vendor=True)
+    language = data.get("language", "cuda")
+    if language not in LANGUAGES:
+        raise m.fail("language", f"is {language!r}; choose from: {', '.join(LANGUAGES)}")
+    if language == "triton":
+        unused = sorted(k for k in _CUDA_ONLY_KEYS if k in data)
+        if unused:
+            raise m.fail(unused[0], "does not apply to a Triton variant (its launch geometry lives in the .py file)")
+        file = m.str("file")
+        if not file.endswith(".py"):
+            raise m.fail("file", f"is {file!r}; a Triton variant is a .py file")
+        return Variant(name=name, technique=m.str("technique"), language="triton", file=path.parent / file,
+                       max_size=m.size("max_size") if "max_size" in data else None, user=user)
     defines = data.get("defines", {})
     if not isinstance(defines, dict) or not all(isinstance(v, int) for v in defines.values()):
         raise InputError(f"{path}: variant {index}: 'defines' must be a table of integers")
@@ -196,7 +222,8 @@ def _validate(path: Path, family: Family) -> None:
             continue
         if v.file is None or not v.file.is_file():
             raise InputError(f"{path}: variant {v.name!r}: file {v.file} does not exist")
-        check_geometry(path, family, v)
+        if v.is_cuda:
+            check_geometry(path, family, v)
 
 
 def check_geometry(path: Path | str, family: Family, v: Variant) -> None:
@@ -252,19 +279,19 @@ class _Manifest:
     def __init__(self, path: Path, data: dict[str, Any], where: str = "") -> None:
         self.path, self.data, self.where = path, data, where
 
-    def _fail(self, key: str, why: str) -> InputError:
+    def fail(self, key: str, why: str) -> InputError:
         place = f"{self.where}: " if self.where else ""
         return InputError(f"{self.path}: {place}'{key}' {why}")
 
     def _get(self, key: str) -> Any:
         if key not in self.data:
-            raise self._fail(key, "is missing")
+            raise self.fail(key, "is missing")
         return self.data[key]
 
     def str(self, key: str) -> str:
         value = self._get(key)
         if not isinstance(value, str) or not value:
-            raise self._fail(key, "must be a non-empty string")
+            raise self.fail(key, "must be a non-empty string")
         return value
 
     def opt_str(self, key: str) -> str | None:
@@ -273,28 +300,28 @@ class _Manifest:
     def str_list(self, key: str) -> list[str]:
         value = self._get(key)
         if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
-            raise self._fail(key, "must be a list of strings")
+            raise self.fail(key, "must be a list of strings")
         return value
 
     def expr_list(self, key: str) -> list[Expr]:
         value = self._get(key)
         if not isinstance(value, list) or not value or not all(isinstance(x, (int, str)) for x in value):
-            raise self._fail(key, "must be a list of integers or arithmetic strings")
+            raise self.fail(key, "must be a list of integers or arithmetic strings")
         return value
 
     def size(self, key: str) -> dict[str, int]:
-        return _size(self._get(key), lambda why: self._fail(key, why))
+        return _size(self._get(key), lambda why: self.fail(key, why))
 
     def size_list(self, key: str) -> list[dict[str, int]]:
         value = self._get(key)
         if not isinstance(value, list) or not value:
-            raise self._fail(key, "must be a non-empty list of size tables")
-        return [_size(v, lambda why: self._fail(key, why)) for v in value]
+            raise self.fail(key, "must be a non-empty list of size tables")
+        return [_size(v, lambda why: self.fail(key, why)) for v in value]
 
     def table_list(self, key: str) -> list[dict[str, Any]]:
         value = self._get(key)
         if not isinstance(value, list) or not all(isinstance(x, dict) for x in value):
-            raise self._fail(key, "must be an array of tables ([[variant]])")
+            raise self.fail(key, "must be an array of tables ([[variant]])")
         return value
 
 

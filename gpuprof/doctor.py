@@ -75,6 +75,7 @@ def diagnose() -> list[Check]:
         gpu(),
         _module("cupy", "run, launch", "pip install 'gpuprof[cuda13]' (or [cuda12])"),
         _module("torch", "vendor variants (cuBLAS, cuDNN, torch ops), --timing cupti", "pip install torch"),
+        _module("triton", "Triton variants (vecadd/triton, softmax/triton; with torch)", "pip install triton"),
         _tool("nvcc", ["--version"], "gpuprof build"),
         _tool("ncu", ["--version"], "gpuprof ncu", find_ncu),
         _tool("nsys", ["--version"], "gpuprof nsys", find_nsys),

@@ -21,8 +21,9 @@ class BuildResult:
 
 
 def build_variant(family: Family, variant: Variant, arch: str) -> BuildResult:
-    if variant.file is None or variant.kernel is None:
-        raise ValueError(f"{variant.name} is a vendor variant; nothing to compile")
+    if not variant.is_cuda or variant.file is None or variant.kernel is None:
+        kind = "a Triton variant (Triton compiles it at its first launch)" if variant.is_triton else "a vendor variant"
+        raise ValueError(f"{variant.name} is {kind}; nothing for nvcc to compile")
     done = nvcc.compile_report(variant.file, arch=arch, defines=variant.defines)
     if done.returncode != 0:
         return BuildResult(family.name, variant.name, variant.defines, None, _first_error(done.stderr, variant))
@@ -33,8 +34,9 @@ def build_variant(family: Family, variant: Variant, arch: str) -> BuildResult:
 
 
 def build_family(family: Family, variants: list[Variant], arch: str, jobs: int = 4) -> list[BuildResult]:
-    """nvcc runs in parallel threads (each one a subprocess), results in catalogue order."""
-    compiled = [v for v in variants if not v.vendor]
+    """nvcc runs in parallel threads (each one a subprocess), results in catalogue order. Only CUDA
+    variants: vendor calls have no source, Triton variants are compiled by Triton at launch."""
+    compiled = [v for v in variants if v.is_cuda]
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         return list(pool.map(lambda v: build_variant(family, v, arch), compiled))
 

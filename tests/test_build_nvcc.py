@@ -25,7 +25,7 @@ MAX_REGISTERS_PER_BLOCK = 65536
 MAX_STATIC_SHARED_BYTES = 48 * 1024
 
 FAMILIES = catalog.load_all()
-COMPILED = [(f, v) for f in FAMILIES for v in f.variants if not v.vendor]
+COMPILED = [(f, v) for f in FAMILIES for v in f.variants if v.is_cuda]  # not vendor calls, not Triton files
 COMPILED_IDS = [f"{f.name}/{v.name}" for f, v in COMPILED]
 
 # ---------------------------------------------------------------- helpers
@@ -115,9 +115,22 @@ def test_build_cli_prints_the_table(runner):
     assert any(f"nvcc -arch={ARCH}" in line for line in lines)
     for v in fam.variants:
         rows = [line for line in lines if re.search(rf"\bvecadd\b.*\b{v.name}\b", line)]
+        if v.is_triton:  # not a table row: named under the table as left to Triton
+            assert not any(r.startswith("│") for r in rows), v.name
+            continue
         assert len(rows) == (0 if v.vendor else 1), v.name
         if not v.vendor:
             assert re.search(r"\b\d+\b", rows[0].split(v.name, 1)[1])  # a register count follows
+    assert "not built here (Triton compiles them at their first launch): vecadd/triton" in result.stdout
+
+
+def test_build_of_only_a_triton_variant_builds_nothing_and_says_why(runner):
+    result = runner.invoke(_app(), ["build", "softmax", "-v", "triton", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == []
+    result = runner.invoke(_app(), ["build", "softmax", "-v", "triton,naive"])
+    assert result.exit_code == 0, result.output
+    assert "softmax/triton" in result.stdout and "Triton compiles" in result.stdout
 
 
 def test_build_json_has_one_entry_per_non_vendor_variant(build_json, built):
@@ -221,6 +234,13 @@ def test_vendor_variant_is_not_compiled():
     assert build_family(fam, [fam.variant("cublas")], ARCH) == []
     with pytest.raises(ValueError):
         build_variant(fam, fam.variant("cublas"), ARCH)
+
+
+def test_triton_variant_is_not_compiled_by_nvcc():
+    fam = catalog.load_family("vecadd")
+    assert [r.variant for r in build_family(fam, [fam.variant("triton"), fam.variant("grid")], ARCH)] == ["grid"]
+    with pytest.raises(ValueError, match="Triton"):
+        build_variant(fam, fam.variant("triton"), ARCH)
 
 
 # ---------------------------------------------------------------- parse_ptxas on hand-written reports

@@ -1,7 +1,9 @@
-"""The catalogue: manifest <-> .cu files both ways, geometry, `evaluate`, malformed manifests, select."""
+"""The catalogue: manifest <-> .cu and Triton .py files both ways, geometry, `evaluate`, malformed
+manifests, select."""
 
 from __future__ import annotations
 
+import ast
 import re
 import textwrap
 from pathlib import Path
@@ -15,8 +17,10 @@ from gpuprof.errors import InputError, UsageError
 # ---------------------------------------------------------------- helpers
 
 FAMILIES = catalog.load_all()
-COMPILED = [(f, v) for f in FAMILIES for v in f.variants if not v.vendor]
+COMPILED = [(f, v) for f in FAMILIES for v in f.variants if v.is_cuda]
 COMPILED_IDS = [f"{f.name}/{v.name}" for f, v in COMPILED]
+TRITON = [(f, v) for f in FAMILIES for v in f.variants if v.is_triton]
+TRITON_IDS = [f"{f.name}/{v.name}" for f, v in TRITON]
 
 MAX_THREADS_PER_BLOCK = 1024
 MAX_BLOCK_DIMS = (1024, 1024, 64)
@@ -129,7 +133,14 @@ def test_families_are_found_and_have_host_specs():
 @pytest.mark.parametrize("fam", FAMILIES, ids=lambda f: f.name)
 def test_every_cu_file_in_a_family_folder_is_a_variant(fam):
     on_disk = {p.resolve() for p in fam.directory.glob("*.cu")}
-    in_manifest = {v.file.resolve() for v in fam.variants if not v.vendor}
+    in_manifest = {v.file.resolve() for v in fam.variants if v.is_cuda}
+    assert on_disk == in_manifest
+
+
+@pytest.mark.parametrize("fam", FAMILIES, ids=lambda f: f.name)
+def test_every_py_file_in_a_family_folder_is_a_triton_variant(fam):
+    on_disk = {p.resolve() for p in fam.directory.glob("*.py")}
+    in_manifest = {v.file.resolve() for v in fam.variants if v.is_triton}
     assert on_disk == in_manifest
 
 
@@ -216,6 +227,88 @@ def test_max_size_caps_only_known_dimensions(fam, v):
         return
     assert set(v.max_size) <= set(fam.dims)
     assert all(v.max_size[d] <= fam.default_size[d] for d in v.max_size)
+
+
+# ---------------------------------------------------------------- Triton variants
+
+
+def test_vecadd_and_softmax_ship_a_triton_variant():
+    assert {(f.name, v.name) for f, v in TRITON} >= {("vecadd", "triton"), ("softmax", "triton")}
+    for fam, v in TRITON:
+        assert v.language == "triton" and not v.vendor and not v.is_cuda
+        assert (v.kernel, v.block, v.tile, v.defines, v.extra_kernels) == (None, (), (), {}, ())
+    assert all(v.language == "cuda" for f in FAMILIES for v in f.variants if not v.vendor and not v.is_triton)
+
+
+@pytest.mark.parametrize(("fam", "v"), TRITON, ids=TRITON_IDS)
+def test_triton_file_exists_and_cannot_shadow_the_triton_package(fam, v):
+    assert v.file.is_file() and v.file.parent == fam.directory
+    assert v.file.suffix == ".py" and v.name in v.file.stem
+    assert v.file.stem != "triton"  # kernels/<family>/triton.py would be imported for `import triton`
+
+
+@pytest.mark.parametrize(("fam", "v"), TRITON, ids=TRITON_IDS)
+def test_triton_file_header_names_family_and_variant(fam, v):
+    doc = ast.get_docstring(ast.parse(source(v)))
+    assert doc is not None, f"{v.file.name}: no module docstring"
+    lines = doc.splitlines()
+    assert lines[0] == f"{fam.name} / {v.name}"
+    assert len(lines) > 1 and lines[1].strip(), "the header says what the version does and why"
+
+
+@pytest.mark.parametrize(("fam", "v"), TRITON, ids=TRITON_IDS)
+def test_triton_file_defines_make_launch_and_jit_kernels(fam, v):
+    """Read without importing (CI has no Triton): make_launch(inputs, out, size) and @triton.jit kernels."""
+    tree = ast.parse(source(v))
+    functions = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
+    assert "make_launch" in functions
+    assert [a.arg for a in functions["make_launch"].args.args] == ["inputs", "out", "size"]
+    jitted = [f for f in functions.values() if any(ast.unparse(d) == "triton.jit" for d in f.decorator_list)]
+    assert jitted, f"{v.file.name}: no @triton.jit kernel"
+
+
+@pytest.mark.parametrize(("fam", "v"), TRITON, ids=TRITON_IDS)
+def test_triton_variants_ignore_define_overrides(fam, v):
+    (same,) = fam.apply_defines([v], {"BLOCK": 64})
+    assert same == v
+
+
+def test_manifest_triton_variant_is_parsed(tmp_path):
+    path = write_family(tmp_path)
+    (path.parent / "triton_toy.py").write_text('"""toy / tri\nA toy."""\n')
+    path.write_text(path.read_text() + textwrap.dedent("""
+        [[variant]]
+        name = "tri"
+        language = "triton"
+        file = "triton_toy.py"
+        technique = "t"
+        max_size = { n = 64 }
+        """))
+    fam = catalog.parse_manifest(path)
+    v = fam.variant("tri")
+    assert (v.language, v.vendor, v.is_triton, v.file, v.max_size) == ("triton", False, True, path.parent / "triton_toy.py", {"n": 64})
+    assert fam.variant("a").language == "cuda" and fam.variant("a").is_cuda
+
+
+TRITON_MALFORMED = {
+    "unknown language": ('language = "opencl"\nfile = "triton_toy.py"', "language"),
+    "not a .py file": ('language = "triton"\nfile = "a.cu"', "a.cu"),
+    "missing file": ('language = "triton"\nfile = "nope.py"', "nope.py"),
+    "no file key": ('language = "triton"', "'file' is missing"),
+    "CUDA geometry": ('language = "triton"\nfile = "triton_toy.py"\nblock = [128]', "'block' does not apply"),
+    "a kernel name": ('language = "triton"\nfile = "triton_toy.py"\nkernel = "k"', "'kernel' does not apply"),
+}
+
+
+@pytest.mark.parametrize(("lines", "key"), TRITON_MALFORMED.values(), ids=TRITON_MALFORMED.keys())
+def test_malformed_triton_variant_names_the_file_and_the_key(tmp_path, lines, key):
+    path = write_family(tmp_path)
+    (path.parent / "triton_toy.py").write_text('"""toy / tri"""\n')
+    path.write_text(path.read_text() + f'\n[[variant]]\nname = "tri"\ntechnique = "t"\n{lines}\n')
+    with pytest.raises(InputError) as info:
+        catalog.parse_manifest(path)
+    assert key in after_path(info.value.message, path)
+    assert "\n" not in info.value.message
 
 
 # ---------------------------------------------------------------- evaluate

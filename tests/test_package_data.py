@@ -32,17 +32,19 @@ def wheel_names(tmp_path_factory) -> set[str]:
 
 
 def test_wheel_contains_every_manifest_and_kernel_source(wheel_names):
-    shipped = sorted(KERNELS.glob("*/family.toml")) + sorted(KERNELS.glob("*/*.cu"))
+    shipped = sorted(KERNELS.glob("*/family.toml")) + sorted(KERNELS.glob("*/*.cu")) + sorted(KERNELS.glob("*/*.py"))
     assert any(p.name.endswith(".cu") for p in shipped)
+    assert any(p.name.endswith(".py") for p in shipped)  # the Triton variants
     for path in shipped:
         assert f"gpuprof/_kernels/{path.relative_to(KERNELS).as_posix()}" in wheel_names
     assert "gpuprof/_kernels/matmul/family.toml" in wheel_names
+    assert "gpuprof/_kernels/vecadd/triton_vecadd.py" in wheel_names
 
 
 def test_wheel_contains_every_variant_file_named_in_the_manifests(wheel_names):
     for fam in catalog.load_all():
         for v in fam.variants:
-            if not v.vendor:
+            if not v.vendor:  # .cu files and Triton .py files alike
                 assert f"gpuprof/_kernels/{fam.name}/{v.file.name}" in wheel_names
 
 

@@ -1,4 +1,4 @@
-"""PyTorch for vendor variants: imported lazily, sharing CuPy's buffers and stream."""
+"""PyTorch for vendor and Triton variants: imported lazily, sharing CuPy's buffers and stream."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ def torch() -> ModuleType:
     try:
         import torch as t
     except ImportError:
-        raise EnvironmentProblem("PyTorch is not installed; the vendor variants use it (pip install torch)") from None
+        raise EnvironmentProblem("PyTorch is not installed; the vendor and Triton variants use it (pip install torch)") from None
     if not t.cuda.is_available():
-        raise EnvironmentProblem("PyTorch cannot see a CUDA GPU; install a CUDA build of torch for vendor variants")
+        raise EnvironmentProblem("PyTorch cannot see a CUDA GPU; install a CUDA build of torch for vendor and Triton variants")
     return t
 
 

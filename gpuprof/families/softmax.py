@@ -25,8 +25,8 @@ def bytes_moved(size: dict[str, int]) -> float:
     return 2.0 * 4 * size["rows"] * size["cols"]  # x read once, y written once, 4 bytes each
 
 
-# Variants whose threads each add only ~cols/BLOCK terms before a tree of partial sums.
-PARALLEL_SUMS = {"block_row", "warp_shuffle", "vectorized", "sized", "torch"}
+# Variants whose threads (Triton: lanes) each add only ~cols/BLOCK terms before a tree of partial sums.
+PARALLEL_SUMS = {"block_row", "warp_shuffle", "vectorized", "sized", "triton", "torch"}
 
 
 def tolerance(variant: str, size: dict[str, int]) -> float:
