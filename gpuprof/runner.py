@@ -7,13 +7,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuprof import build, catalog, families, fingerprint, ranges, timing
+from gpuprof import build, catalog, families, fingerprint, isolation, ranges, timing
 from gpuprof.catalog import Family, Variant
 from gpuprof.check import check_variant
 from gpuprof.errors import EnvironmentProblem, UsageError
 from gpuprof.gpu import cupy, device_info
-from gpuprof.results import FAULT, OK, SKIPPED, CheckResult, Results, Row
+from gpuprof.results import FAULT, OK, SKIPPED, TIMEOUT, CheckResult, Results, Row
 
+DEFAULT_VARIANT_TIMEOUT_S = 300.0  # compile + check at every size + timing; a hang ends here
 MEMORY_HEADROOM = 4.0  # inputs + output + the float64 reference and its temporaries
 
 
@@ -26,6 +27,8 @@ class RunRequest:
     check_only: bool = False
     extra_variants: list[Variant] = field(default_factory=list)
     defines: dict[str, int] = field(default_factory=dict)
+    isolate: bool = True  # each variant in a worker process: a fault or hang costs only that variant
+    timeout_s: float = DEFAULT_VARIANT_TIMEOUT_S  # per variant, with isolate
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,11 @@ def make_launch_factory(family: Family, variant: Variant, spec: Any, *, nvtx: bo
     wrap = (lambda launch: ranges.ranged(launch, family.name, variant.name)) if nvtx else (lambda launch: launch)
     if variant.vendor:
         return lambda inputs, out, size: wrap(spec.vendor_launch(variant.name, inputs, out, size))
+    if variant.is_triton:  # a .py file with make_launch(inputs, out, size); Triton compiles at its first launch
+        from gpuprof import triton_variant
+
+        triton_launch_for = triton_variant.launch_factory(variant)
+        return lambda inputs, out, size: wrap(triton_launch_for(inputs, out, size))
     kernel = build.compile_variant(variant)
     block = variant.block_dims()
 
@@ -137,9 +145,14 @@ def make_launch_factory(family: Family, variant: Variant, spec: Any, *, nvtx: bo
 
 
 def run_family(request: RunRequest, progress: ProgressFn | None = None,
-               checkpoint: Callable[[Results], None] | None = None) -> Results:
+               checkpoint: Callable[[Results], None] | None = None,
+               worker: isolation.Worker | None = None) -> Results:
     """Check and time each chosen variant; checkpoint(results) after every variant, so an
-    interrupted run can keep what it finished."""
+    interrupted run can keep what it finished.
+
+    With request.isolate each variant runs in a worker process (the one given, or one of this
+    run's own): a variant that faults or hangs is reported as FAULT / TIMEOUT and the others still
+    run. Without it everything runs here and the first sticky CUDA error ends the GPU work."""
     family = catalog.load_family(request.family)
     if request.extra_variants:
         family = family.with_variants(request.extra_variants)
@@ -149,44 +162,86 @@ def run_family(request: RunRequest, progress: ProgressFn | None = None,
     size = request.size or dict(family.default_size)
     device_info()
     _check_memory(spec, size)
-    harness = timing.shared_harness()
+    if request.isolate and worker is None:
+        with isolation.Worker(request.timeout_s) as own:
+            return run_family(request, progress, checkpoint, own)
     outcome = Results(environment=fingerprint.environment(), rows=[], timing_policy=request.policy.to_dict(),
                       created_utc=fingerprint.now_utc())
     context_lost = ""
     for index, variant in enumerate(chosen):
-        report = (lambda step: progress(Progress(variant.name, step, index, len(chosen)))) if progress else (lambda step: None)
-        bench_size = clip(size, variant.max_size)
-        row = Row(family=family.name, variant=variant.name, size=bench_size, vendor=variant.vendor,
-                  check=CheckResult(status=SKIPPED), technique=variant.technique, defines=dict(variant.defines),
-                  flop=spec.flop(bench_size), bytes=spec.bytes_moved(bench_size))
-        outcome.rows.append(row)
-        if context_lost:
+        def report(step: str, variant: Variant = variant, index: int = index) -> None:
+            if progress:
+                progress(Progress(variant.name, step, index, len(chosen)))
+
+        job = (family, variant, size, request.policy, request.check_only)
+        if worker is not None:
+            row = _run_isolated(worker, job, report)
+        elif context_lost:
+            row = _blank_row(family, variant, size, spec)
             row.check.reasons.append(f"not run: {context_lost}")
-            continue
-        try:
-            report("compile")
-            launch_for = make_launch_factory(family, variant, spec)
-            report("check")
-            row.check, prepared = check_variant(spec, variant.name, launch_for,
-                                                [*family.check_sizes, bench_size], harness.stream)
-            if row.check.status == OK and not request.check_only:
-                report("time")
-                launch = launch_for(prepared.inputs, prepared.out, prepared.size)
-                row.timing = timing.measure(launch, harness, request.policy)
-            del prepared
-        except _cuda_errors() as exc:
-            # A sticky CUDA error (illegal address, launch failure) poisons the whole context.
-            row.check = CheckResult(status=FAULT, reasons=[f"CUDA error: {str(exc).splitlines()[0]}"])
-            context_lost = f"{variant.name} faulted and the CUDA context is lost"
-        except EnvironmentProblem as exc:
-            # This variant needs something the machine lacks (PyTorch for a vendor variant, say):
-            # say so in its row and run the others.
-            row.check = CheckResult(status=SKIPPED, reasons=[f"not run: {exc.message}"])
+        else:
+            row = run_variant(*job, emit=report)
+            if row.check.status == FAULT:
+                context_lost = f"{variant.name} faulted and the CUDA context is lost"
+        outcome.rows.append(row)
         report("done")
-        cupy().get_default_memory_pool().free_all_blocks()
         if checkpoint:
             checkpoint(outcome)
     return outcome
+
+
+def _blank_row(family: Family, variant: Variant, size: dict[str, int], spec: Any) -> Row:
+    bench_size = clip(size, variant.max_size)
+    return Row(family=family.name, variant=variant.name, size=bench_size, vendor=variant.vendor,
+               check=CheckResult(status=SKIPPED), technique=variant.technique, defines=dict(variant.defines),
+               flop=spec.flop(bench_size), bytes=spec.bytes_moved(bench_size))
+
+
+def run_variant(family: Family, variant: Variant, size: dict[str, int], policy: timing.TimingPolicy,
+                check_only: bool, emit: Callable[[str], None]) -> Row:
+    """Check one variant at every check size and the benchmark size, then time it: one result row.
+    Runs in a worker process when isolated (emit sends the progress steps to the parent)."""
+    spec = families.spec(family.name)
+    row = _blank_row(family, variant, size, spec)
+    try:
+        harness = timing.shared_harness()
+        emit("compile")
+        launch_for = make_launch_factory(family, variant, spec)
+        emit("check")
+        row.check, prepared = check_variant(spec, variant.name, launch_for,
+                                            [*family.check_sizes, row.size], harness.stream)
+        if row.check.status == OK and not check_only:
+            emit("time")
+            launch = launch_for(prepared.inputs, prepared.out, prepared.size)
+            row.timing = timing.measure(launch, harness, policy)
+        del prepared
+    except _cuda_errors() as exc:
+        # A sticky CUDA error (illegal address, launch failure) poisons the whole context.
+        row.check = CheckResult(status=FAULT, reasons=[f"CUDA error: {str(exc).splitlines()[0]}"])
+        return row
+    except EnvironmentProblem as exc:
+        # This variant needs something the machine lacks (PyTorch for a vendor variant, say):
+        # say so in its row and run the others.
+        row.check = CheckResult(status=SKIPPED, reasons=[f"not run: {exc.message}"])
+    cupy().get_default_memory_pool().free_all_blocks()
+    return row
+
+
+def _run_isolated(worker: isolation.Worker, job: tuple, report: Callable[[str], None]) -> Row:
+    family, variant, size, _policy, _check_only = job
+    answer = worker.run(run_variant, job, on_event=report)
+    if answer.status == isolation.DONE:
+        row: Row = answer.value
+        if row.check.status == FAULT:
+            worker.retire()  # its CUDA context is poisoned; the next variant gets a fresh process
+        return row
+    row = _blank_row(family, variant, size, families.spec(family.name))
+    during = f" during {answer.last_event}" if answer.last_event else " while starting"
+    if answer.status == isolation.TIMED_OUT:
+        row.check = CheckResult(status=TIMEOUT, reasons=[f"{answer.detail}{during} (a kernel that never ends?)"])
+    else:
+        row.check = CheckResult(status=FAULT, reasons=[f"{answer.detail}{during}"])
+    return row
 
 
 def _cuda_errors() -> tuple[type[BaseException], ...]:

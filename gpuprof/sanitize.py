@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,18 +44,30 @@ def sanitize_size(sizes: list[dict[str, int]]) -> dict[str, int]:
 
 
 def sanitize_targets(targets: list[LaunchTarget], tools: list[str], out_dir: Path, sanitizer: str | None = None,
-                     progress: Callable[[str], None] | None = None, leak_check: bool = False) -> list[SanitizeResult]:
+                     progress: Callable[[str], None] | None = None, leak_check: bool = False,
+                     jobs: int = 1) -> list[SanitizeResult]:
+    """Every target under every tool, `jobs` sanitizer processes at a time (they share the GPU;
+    each is slow on the host side). Results come back in target, tool order."""
     exe = tool.find_sanitizer(sanitizer)
     out_dir.mkdir(parents=True, exist_ok=True)
-    results = []
-    for target in targets:
-        for name in tools:
-            label = f"{target.family}/{target.variant}"
-            if progress:
-                progress(f"{label} {name}")
-            log = out_dir / f"{target.family}_{target.variant}_{name}.log"
-            results.append(run_one(exe, name, target.argv(), label, log, leak_check))
-    return results
+    runs = [(target, name) for target in targets for name in tools]
+
+    def one(run: tuple[LaunchTarget, str]) -> SanitizeResult:
+        target, name = run
+        label = f"{target.family}/{target.variant}"
+        if progress:
+            progress(f"{label} {name}")
+        log = out_dir / f"{target.family}_{target.variant}_{name}.log"
+        return run_one(exe, name, target.argv(), label, log, leak_check)
+
+    if jobs <= 1:
+        return [one(run) for run in runs]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        try:
+            return list(pool.map(one, runs))
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)  # Ctrl-C: start nothing more
+            raise
 
 
 def sanitize_command(command: list[str], tools: list[str], out_dir: Path, sanitizer: str | None = None,

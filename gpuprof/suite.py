@@ -6,7 +6,7 @@ import difflib
 import itertools
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -24,7 +24,7 @@ TIMING_KEYS = {
     "max_samples": "a positive integer",
     "target_spread": "a number between 0 and 1 (0.005 = 0.5 %)",
 }
-TOP_KEYS = ("schema", "name", "timing", "compare", "case", "sweep")
+TOP_KEYS = ("schema", "name", "timing", "compare", "kernels_dir", "case", "sweep")
 CASE_KEYS = ("family", "variants", "sizes", "timing")
 SWEEP_KEYS = ("family", "variant", "params", "size", "timing")
 # One sweep is a parameter study, not a benchmark farm: beyond this it is almost surely a typo.
@@ -54,6 +54,7 @@ class Suite:
     timing: dict[str, Any]
     compare_preset: str
     cases: list[SuiteCase]
+    kernels_dir: Path | None = None  # more variants (DIR/<family>.toml), resolved against the suite's folder
 
     def case_timing(self, case: SuiteCase) -> dict[str, Any]:
         """The suite's timing policy with the case's overrides on top."""
@@ -64,15 +65,17 @@ def load_suite(
     path: str | Path,
     known: Mapping[str, Sequence[str]] | None = None,
     size_keys: Mapping[str, Sequence[str]] | None = None,
+    extra_known: Callable[[Path], Mapping[str, Sequence[str]]] | None = None,
 ) -> Suite:
     """Read and validate a suite file; every problem is an InputError naming the file and the place.
 
     known maps family -> variant names and size_keys family -> size keys (both from the catalogue);
-    when given they are checked here, so a typo fails before any GPU work starts.
+    when given they are checked here, so a typo fails before any GPU work starts. extra_known(DIR)
+    names the variants a suite's kernels_dir adds, per family.
     """
     path = Path(path)
     data = _read_toml(path)
-    return _Validator(path, known, size_keys).suite(data)
+    return _Validator(path, known, size_keys, extra_known).suite(data)
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -90,10 +93,12 @@ class _Validator:
     """Walks the parsed TOML once; `where` names the table being checked in every message."""
 
     def __init__(self, path: Path, known: Mapping[str, Sequence[str]] | None,
-                 size_keys: Mapping[str, Sequence[str]] | None) -> None:
+                 size_keys: Mapping[str, Sequence[str]] | None,
+                 extra_known: Callable[[Path], Mapping[str, Sequence[str]]] | None = None) -> None:
         self.path = path
         self.known = known
         self.size_keys = size_keys
+        self.extra_known = extra_known
 
     def fail(self, where: str, why: str) -> InputError:
         return InputError(f"{self.path}: {where}: {why}" if where else f"{self.path}: {why}")
@@ -106,12 +111,27 @@ class _Validator:
             raise self.fail("", f"'name' must be a non-empty string, got {name!r}")
         timing = self.timing("timing", data.get("timing", {}))
         preset = self.compare(data.get("compare", {}))
+        kernels_dir = self.kernels_dir(data.get("kernels_dir"))
         cases = [self.case(f"case {i}", c) for i, c in enumerate(self.tables("case", data), 1)]
         for i, sweep in enumerate(self.tables("sweep", data), 1):
             cases.extend(self.sweep(f"sweep {i}", sweep))
         if not cases:
             raise self.fail("", "no [[case]] or [[sweep]] tables; a suite needs at least one")
-        return Suite(name=name, path=self.path, timing=timing, compare_preset=preset, cases=cases)
+        return Suite(name=name, path=self.path, timing=timing, compare_preset=preset, cases=cases,
+                     kernels_dir=kernels_dir)
+
+    def kernels_dir(self, value: Any) -> Path | None:
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value:
+            raise self.fail("", f"'kernels_dir' must be a folder path (relative to the suite file), got {value!r}")
+        directory = (self.path.parent / value).resolve()
+        if not directory.is_dir():
+            raise self.fail("", f"'kernels_dir' {value!r} is not a folder next to the suite ({directory.name} missing)")
+        if self.known is not None and self.extra_known is not None:
+            extra = self.extra_known(directory)
+            self.known = {f: [*names, *extra.get(f, [])] for f, names in self.known.items()}
+        return directory
 
     def schema(self, value: Any) -> None:
         if value is None:

@@ -6,17 +6,31 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gpuprof import catalog, results
-from gpuprof.runner import Progress, RunRequest, run_family
+from gpuprof import catalog, isolation, results
+from gpuprof.catalog import Variant
+from gpuprof.runner import DEFAULT_VARIANT_TIMEOUT_S, Progress, RunRequest, run_family
 from gpuprof.suite import Suite, SuiteCase, load_suite
 from gpuprof.timing import TimingPolicy
+from gpuprof.user_variant import load_kernels_dir
 
 
 def load(path: Path) -> Suite:
-    """A suite validated against the catalogue: unknown families, variants or size keys fail here."""
+    """A suite validated against the catalogue (and its kernels_dir): unknown families, variants or
+    size keys fail here."""
     families = catalog.load_all()
+
+    def extra_known(directory: Path) -> dict[str, list[str]]:
+        return {f.name: [v.name for v in load_kernels_dir(directory, f)] for f in families}
+
     return load_suite(path, known={f.name: f.variant_names for f in families},
-                      size_keys={f.name: list(f.dims) for f in families})
+                      size_keys={f.name: list(f.dims) for f in families}, extra_known=extra_known)
+
+
+def case_variants(suite: Suite, case: SuiteCase) -> list[Variant]:
+    """The variants the suite's kernels_dir adds to this case's family."""
+    if suite.kernels_dir is None:
+        return []
+    return load_kernels_dir(suite.kernels_dir, catalog.load_family(case.family))
 
 
 def policy_of(timing: dict[str, Any]) -> TimingPolicy:
@@ -29,28 +43,44 @@ def sweep_label(defines: dict[str, int]) -> str:
 
 
 def run_suite(suite: Suite, json_out: Path | None = None,
-              progress: Callable[[str, Progress], None] | None = None) -> results.Results:
-    """Run case by case; with json_out, the file is rewritten atomically after each case, so an
+              progress: Callable[[str, Progress], None] | None = None,
+              timeout_s: float = DEFAULT_VARIANT_TIMEOUT_S) -> results.Results:
+    """Run case by case, every variant in one worker process that is replaced only when a variant
+    faults or hangs; with json_out, the file is rewritten atomically after each variant, so an
     interrupted suite keeps everything it finished."""
+    with isolation.Worker(timeout_s) as worker:
+        return _run_cases(suite, json_out, progress, worker)
+
+
+def _run_cases(suite: Suite, json_out: Path | None, progress: Callable[[str, Progress], None] | None,
+               worker: isolation.Worker) -> results.Results:
     outcome: results.Results | None = None
     steps = [(case, size) for case in suite.cases for size in _sizes(case)]
     for number, (case, size) in enumerate(steps, 1):
         label = f"case {number}/{len(steps)} {case.family}{sweep_label(case.defines)}"
-        part = run_family(
+        finished = list(outcome.rows) if outcome is not None else []
+
+        def save(part: results.Results, finished: list[results.Row] = finished) -> None:
+            """After every variant: earlier cases' rows plus this case's so far."""
+            nonlocal outcome
+            for row in part.rows:
+                if not row.variant.endswith(sweep_label(case.defines)):
+                    row.variant += sweep_label(case.defines)
+            if outcome is None:
+                outcome = part
+                outcome.command = f"gpuprof suite {suite.path}"
+                outcome.timing_policy = {"suite": suite.name, **suite.timing}
+            outcome.rows = finished + part.rows
+            if json_out is not None:
+                results.save(outcome, json_out)
+
+        run_family(
             RunRequest(family=case.family, variants=case.variants, size=size,
-                       policy=policy_of(suite.case_timing(case)), defines=case.defines),
+                       policy=policy_of(suite.case_timing(case)), defines=case.defines,
+                       extra_variants=case_variants(suite, case), timeout_s=worker.timeout_s),
             (lambda step, label=label: progress(label, step)) if progress else None,
+            checkpoint=save, worker=worker,
         )
-        for row in part.rows:
-            row.variant += sweep_label(case.defines)
-        if outcome is None:
-            outcome = part
-            outcome.command = f"gpuprof suite {suite.path}"
-            outcome.timing_policy = {"suite": suite.name, **suite.timing}
-        else:
-            outcome.rows += part.rows
-        if json_out is not None:
-            results.save(outcome, json_out)
     if outcome is None:
         raise ValueError("a suite without cases")  # load_suite refuses those
     return outcome

@@ -1,12 +1,14 @@
-"""A student's own variant from the command line (`--add mine.cu[:function]`), checked before launch."""
+"""A student's own variants, checked before launch: one file from the command line
+(`--add mine.cu[:function]`) or a folder of them with its own manifest (`--kernels-dir DIR`)."""
 
 from __future__ import annotations
 
 import re
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuprof.catalog import Family, Variant, check_geometry
+from gpuprof.catalog import Family, Variant, check_geometry, parse_variant
 from gpuprof.errors import InputError, UsageError
 
 _KERNEL = re.compile(r'extern\s+"C"\s+__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(\w+)\s*\(([^)]*)\)', re.S)
@@ -14,18 +16,23 @@ _KERNEL = re.compile(r'extern\s+"C"\s+__global__\s+(?:__launch_bounds__\s*\([^)]
 
 @dataclass(frozen=True)
 class AddSpec:
-    """What the user typed: the file, the entry point and, optionally, launch geometry."""
+    """What the user typed: the file, the entry point and, optionally, launch geometry; and/or a
+    folder of variants with its own manifest."""
 
-    path: Path
+    path: Path | None
     function: str | None = None
     block: tuple[int, ...] | None = None
     tile: tuple[int, ...] | None = None
     grid: str | None = None
+    kernels_dir: Path | None = None
 
     def cli_args(self) -> list[str]:
-        """The same --add options again, for the child process a profiler or sanitizer starts."""
+        """The same options again, for the child process a profiler or sanitizer starts."""
+        args = ["--kernels-dir", str(self.kernels_dir.resolve())] if self.kernels_dir else []
+        if self.path is None:
+            return args
         target = f"{self.path.resolve()}:{self.function}" if self.function else str(self.path.resolve())
-        args = ["--add", target]
+        args += ["--add", target]
         if self.block:
             args += ["--block", ",".join(map(str, self.block))]
         if self.tile:
@@ -64,9 +71,55 @@ def parameter_types(params: str) -> list[str]:
 
 
 def add_to_family(family: Family, spec: AddSpec | None) -> tuple[Family, list[Variant]]:
-    """The family with the user's variant in it (if any), and that variant as a list."""
-    extra = [to_variant(family, spec)] if spec is not None else []
+    """The family with the user's variants in it (if any), and those variants as a list."""
+    extra: list[Variant] = []
+    if spec is not None and spec.kernels_dir is not None:
+        extra += load_kernels_dir(spec.kernels_dir, family)
+    if spec is not None and spec.path is not None:
+        added = to_variant(family, spec)
+        if added.name in {v.name for v in extra}:
+            raise UsageError(f"variant name {added.name!r} already exists in --kernels-dir; rename {spec.path.name}")
+        extra.append(added)
     return family.with_variants(extra), extra
+
+
+def load_kernels_dir(directory: Path, family: Family) -> list[Variant]:
+    """The variants DIR/<family>.toml lists ([[variant]] tables as in kernels/<family>/family.toml,
+    files relative to DIR); none if DIR has no manifest for this family."""
+    if not directory.is_dir():
+        raise UsageError(f"--kernels-dir {directory}: not a directory")
+    path = directory / f"{family.name}.toml"
+    if not path.is_file():
+        return []
+    try:
+        data = tomllib.loads(path.read_text())
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: not valid TOML ({exc})") from None
+    unknown = sorted(set(data) - {"family", "variant"})
+    if unknown:
+        raise InputError(f"{path}: unknown key {unknown[0]!r}; a kernels-dir manifest has 'family' and [[variant]] tables")
+    if data.get("family", family.name) != family.name:
+        raise InputError(f"{path}: family = {data['family']!r} but the file is named for {family.name}")
+    tables = data.get("variant")
+    if not isinstance(tables, list) or not tables or not all(isinstance(t, dict) for t in tables):
+        raise InputError(f"{path}: needs at least one [[variant]] table with name, technique, file, kernel, block, tile")
+    variants = []
+    for index, table in enumerate(tables, 1):
+        if table.get("vendor"):
+            raise InputError(f"{path}: variant {index}: vendor variants need host code; add .cu (or Triton .py) variants")
+        variant = parse_variant(path, index, table, user=True)
+        if not variant.file.is_file():
+            raise InputError(f"{path}: variant {variant.name!r}: file {variant.file} does not exist")
+        if variant.is_cuda:  # a Triton variant (language = "triton") brings its own launch
+            _kernel_in(variant.file, variant.file.read_text(), family, variant.kernel)
+            check_geometry(path, family, variant)
+        variants.append(variant)
+    names = [v.name for v in variants]
+    if len(set(names)) != len(names):
+        raise InputError(f"{path}: duplicate variant names in {names}")
+    return variants
 
 
 def to_variant(family: Family, spec: AddSpec) -> Variant:
@@ -76,19 +129,7 @@ def to_variant(family: Family, spec: AddSpec) -> Variant:
         source = path.read_text()
     except OSError as exc:
         raise UsageError(f"--add {path}: cannot read it ({exc.strerror or exc})") from None
-    kernels = {m.group(1): (m.group(2), source.count("\n", 0, m.start()) + 1) for m in _KERNEL.finditer(source)}
-    if not kernels:
-        raise InputError(f'{path}: no extern "C" __global__ kernel found; declare it extern "C" so gpuprof can find it')
-    name = spec.function or (next(iter(kernels)) if len(kernels) == 1 else None)
-    if name is None:
-        raise UsageError(f"{path} has several kernels ({', '.join(kernels)}); name one: --add {path}:{next(iter(kernels))}")
-    if name not in kernels:
-        raise UsageError(f"{path} has no extern \"C\" __global__ kernel '{name}'; found: {', '.join(kernels)}")
-    params, line = kernels[name]
-    want = parameter_types(family.signature)
-    got = parameter_types(params)
-    if got != want:
-        raise InputError(f"{path}:{line}: {family.name} kernels take ({', '.join(want)}); {name} takes ({', '.join(got)})")
+    name = _kernel_in(path, source, family, spec.function)
     base = family.variant(family.baseline)
     variant = Variant(
         name=path.stem, technique=f"your variant ({path.name})", file=path.resolve(), kernel=name,
@@ -101,3 +142,21 @@ def to_variant(family: Family, spec: AddSpec) -> Variant:
     except InputError as exc:
         raise UsageError(exc.message) from None
     return variant
+
+
+def _kernel_in(path: Path, source: str, family: Family, function: str | None) -> str:
+    """The entry point's name; it must exist (extern "C") and take the family's parameters."""
+    kernels = {m.group(1): (m.group(2), source.count("\n", 0, m.start()) + 1) for m in _KERNEL.finditer(source)}
+    if not kernels:
+        raise InputError(f'{path}: no extern "C" __global__ kernel found; declare it extern "C" so gpuprof can find it')
+    name = function or (next(iter(kernels)) if len(kernels) == 1 else None)
+    if name is None:
+        raise UsageError(f"{path} has several kernels ({', '.join(kernels)}); name one: --add {path}:{next(iter(kernels))}")
+    if name not in kernels:
+        raise UsageError(f"{path} has no extern \"C\" __global__ kernel '{name}'; found: {', '.join(kernels)}")
+    params, line = kernels[name]
+    want = parameter_types(family.signature)
+    got = parameter_types(params)
+    if got != want:
+        raise InputError(f"{path}:{line}: {family.name} kernels take ({', '.join(want)}); {name} takes ({', '.join(got)})")
+    return name

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The device run: install gpuprof without network, run the GPU tests, then the benchmarks.
-# Usage (on a GPU machine, from the repo root): bash scripts/device_run.sh [tests|bench|ncu|truth|all]...
+# Usage (on a GPU machine, from the repo root):
+#   bash scripts/device_run.sh [tests|bench|ncu|gate|sanitize|families|faulty|profilers|student|truth|all]...
 # Everything lands in one tarball, $OUT/device_run.tgz (default OUT=./out), plus the console output.
 set -u -o pipefail
 OUT=${OUT:-$PWD/out}; mkdir -p "$OUT"
@@ -72,6 +73,76 @@ if has families; then
     timeout ${FAMILY_TIMEOUT:-150} python3 -m gpuprof run "$f" --max-time 0.5 --json "$LOGS/run_$f.json" > "$LOGS/run_$f.txt" 2>&1
     echo "== gpuprof run $f: exit $?"; head -20 "$LOGS/run_$f.txt" | cut -c1-170
   done
+fi
+if has faulty; then
+  # issue 6: a faulting, a hanging and a wrong variant between good ones; the run must finish.
+  timeout 400 python3 -m gpuprof suite tests/suites/faulty.toml --timeout 30 --json "$LOGS/faulty.json" > "$LOGS/faulty_suite.txt" 2>&1
+  echo "== gpuprof suite tests/suites/faulty.toml --timeout 30: exit $?" | tee -a "$LOGS/faulty_suite.txt"
+  cut -c1-170 "$LOGS/faulty_suite.txt" | tail -40
+  timeout 300 python3 -m gpuprof run vecadd --kernels-dir tests/kernels/faulty --timeout 20 --size 2^24 --max-time 0.3 > "$LOGS/faulty_run.txt" 2>&1
+  echo "== gpuprof run vecadd --kernels-dir tests/kernels/faulty --timeout 20: exit $?" | tee -a "$LOGS/faulty_run.txt"
+  cut -c1-170 "$LOGS/faulty_run.txt" | tail -25
+fi
+if has profilers; then
+  # issue 3: any PyTorch program under ncu and nsys; nsys on a family; --import of what was written.
+  export GPUPROF_NSYS_LIBS=$PWD/.nsyslibs/lib
+  TIMEFORMAT="wall time: %R s"
+  { time timeout 240 python3 -m gpuprof ncu --out "$LOGS/ncu_torch" -- python3 examples/torch_step.py --steps 2 > "$LOGS/ncu_torch.txt" 2>&1 ; } 2>> "$LOGS/ncu_torch.txt"
+  echo "== gpuprof ncu -- python3 examples/torch_step.py: exit $?"; cut -c1-170 "$LOGS/ncu_torch.txt" | head -30
+  timeout 120 python3 -m gpuprof ncu --kernel softmax --out "$LOGS/ncu_torch_k" -- python3 examples/torch_step.py --steps 2 > "$LOGS/ncu_torch_kernel.txt" 2>&1
+  echo "== gpuprof ncu --kernel softmax -- ...: exit $?"; cut -c1-170 "$LOGS/ncu_torch_kernel.txt" | head -14
+  rep=$(ls "$LOGS"/ncu_torch_k/*.ncu-rep 2>/dev/null | head -1)
+  [ -n "$rep" ] && { timeout 60 python3 -m gpuprof ncu --import "$rep" > "$LOGS/ncu_import.txt" 2>&1; echo "== ncu --import: exit $?"; head -8 "$LOGS/ncu_import.txt" | cut -c1-170; }
+  timeout 120 python3 -m gpuprof ncu vecadd --kernels-dir tests/kernels/faulty --variants wrong,grid --size 2^20 --out "$LOGS/ncu_add" > "$LOGS/ncu_kernels_dir.txt" 2>&1
+  echo "== gpuprof ncu vecadd --kernels-dir ... -v wrong,grid: exit $?"; cut -c1-170 "$LOGS/ncu_kernels_dir.txt" | head -12
+  { time timeout 240 python3 -m gpuprof nsys vecadd --variants grid,vectorized,torch --size 2^24 --out "$LOGS/nsys_vecadd" --json "$LOGS/nsys_vecadd.json" > "$LOGS/nsys_vecadd.txt" 2>&1 ; } 2>> "$LOGS/nsys_vecadd.txt"
+  echo "== gpuprof nsys vecadd: exit $?"; cut -c1-170 "$LOGS/nsys_vecadd.txt" | head -40
+  timeout 240 python3 -m gpuprof nsys --out "$LOGS/nsys_torch" -- python3 examples/torch_step.py > "$LOGS/nsys_torch.txt" 2>&1
+  echo "== gpuprof nsys -- python3 examples/torch_step.py: exit $?"; cut -c1-170 "$LOGS/nsys_torch.txt" | head -30
+  sq=$(ls "$LOGS"/nsys_torch/*.sqlite 2>/dev/null | head -1)
+  [ -n "$sq" ] && { timeout 60 env PATH=/usr/bin:/bin python3 -m gpuprof nsys --import "$sq" > "$LOGS/nsys_import.txt" 2>&1; echo "== nsys --import sqlite: exit $?"; head -12 "$LOGS/nsys_import.txt" | cut -c1-170; }
+  unset GPUPROF_NSYS_LIBS
+  timeout 240 python3 -m gpuprof nsys vecadd --variants grid --size 2^20 --out "$LOGS/nsys_nolibs" > "$LOGS/nsys_nolibs.txt" 2>&1
+  echo "== gpuprof nsys without the importer's libraries: exit $?"; cut -c1-170 "$LOGS/nsys_nolibs.txt" | head -12
+fi
+if has student; then
+  # issue 7: a newcomer with the wheel installed, in an empty folder, following the README.
+  ( set -x
+    pip_target=/tmp/student-site; rm -rf "$pip_target"
+    python3 -m pip install -q --no-index --no-deps --no-compile --target "$pip_target" .student/gpuprof-*.whl
+    export PATH="$pip_target/bin:$PATH" PYTHONPATH="/tmp/site:$pip_target"
+    work=$(mktemp -d /tmp/student.XXXX); cd "$work"
+    gpuprof new matmul mine
+    python3 - <<'PY'
+import re, pathlib
+p = pathlib.Path("mine.cu")
+body = """    // one thread per output, 16x16 tiles of C staged through shared memory
+    __shared__ float As[16][16];
+    __shared__ float Bs[16][16];
+    int row = blockIdx.y * 16 + threadIdx.y, col = blockIdx.x * 16 + threadIdx.x;
+    float acc = 0.0f;
+    for (int t = 0; t < K; t += 16) {
+        As[threadIdx.y][threadIdx.x] = (row < M && t + threadIdx.x < K) ? A[row * K + t + threadIdx.x] : 0.0f;
+        Bs[threadIdx.y][threadIdx.x] = (col < N && t + threadIdx.y < K) ? B[(t + threadIdx.y) * N + col] : 0.0f;
+        __syncthreads();
+        for (int k = 0; k < 16; ++k) acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];
+        __syncthreads();
+    }
+    if (row < M && col < N) C[row * N + col] = acc;
+"""
+p.write_text(p.read_text().replace("    // your code here\n", body))
+PY
+    timeout 200 gpuprof run matmul --variants smem_tiled,cublas --add mine.cu --block 16,16 --tile 16,16 --size 2048 --max-time 0.5 --json mine.json; echo "exit $?"
+    timeout 120 gpuprof ncu matmul --add mine.cu --block 16,16 --tile 16,16 --variants mine --size 1024; echo "exit $?"
+    timeout 240 gpuprof sanitize matmul --add mine.cu --block 16,16 --tile 16,16; echo "exit $?"
+    sed 's/acc += As/acc += Az/' mine.cu > broken.cu
+    timeout 60 gpuprof run matmul --add broken.cu --block 16,16 --tile 16,16; echo "exit $?"
+    mkdir -p mykernels && cp mine.cu mykernels/ && printf '[[variant]]\nname = "mine16"\ntechnique = "16x16 smem tiles"\nfile = "mine.cu"\nkernel = "matmul_mine"\nblock = [16, 16]\ntile = [16, 16]\n' > mykernels/matmul.toml
+    timeout 200 gpuprof run matmul --kernels-dir mykernels -v smem_tiled --size 1024 --max-time 0.3; echo "exit $?"
+    timeout 120 gpuprof run vecadd --variants grid,triton,torch --size 2^26 --max-time 0.5; echo "exit $?"
+    timeout 200 gpuprof run softmax --variants torch,triton --max-time 0.5; echo "exit $?"
+  ) > "$LOGS/student.txt" 2>&1
+  cut -c1-170 "$LOGS/student.txt" | grep -v "^+ p\|^+ body" | head -150
 fi
 if has truth; then
   timeout ${TRUTH_TIMEOUT:-240} python3 benchmarks/timing_truth.py --out "$LOGS" 2>&1 | tee "$LOGS/timing_truth.txt"

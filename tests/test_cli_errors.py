@@ -116,7 +116,43 @@ USAGE_ERRORS = {
     "add with a bad block": (["run", "vecadd", "--add", "tests/kernels/oob_write.cu", "--block", "0"],
                              ["bad --block '0'"]),
     "launch bad define": (["launch", "matmul", "warptile", "-D", "BM=zz"], ["bad --define 'BM=zz'"]),
+    "sanitize jobs 0": (["sanitize", "vecadd", "--jobs", "0"], ["--jobs 0", "at least 1"]),
+    "timeout 0": (["run", "vecadd", "--timeout", "0"], ["--timeout 0", "positive"]),
+    "suite negative timeout": (["suite", "suites/smoke.toml", "--timeout", "-5"], ["--timeout -5", "positive"]),
+    "kernels-dir missing": (["run", "vecadd", "--kernels-dir", "{tmp}/nope"], ["--kernels-dir", "not a directory"]),
+    "kernels-dir and add, dir missing": (["run", "vecadd", "--add", "tests/kernels/oob_write.cu", "--kernels-dir",
+                                          "{tmp}/nope"], ["not a directory"]),
+    "kernels-dir variant clashes with a built-in": (["run", "vecadd", "--kernels-dir", "tests/kernels/faulty",
+                                                     "--add", "tests/kernels/faulty/infinite_loop.cu"],
+                                                    ["'infinite_loop' already exists in --kernels-dir"]),
 }
+
+# A kernels-dir manifest (DIR/vecadd.toml) with one thing wrong; kernel files beside it.
+GOOD_CU = ('extern "C" __global__ void k(const float* __restrict__ a, const float* __restrict__ b, '
+           'float* __restrict__ c, int n) {}\n')
+VARIANT = 'name = "mine"\ntechnique = "t"\nfile = "k.cu"\nkernel = "k"\nblock = [256]\ntile = [256]\n'
+BAD_KERNEL_DIRS = {
+    "not TOML": ("[[variant]\n", ["vecadd.toml", "not valid TOML"]),
+    "no variants": ('family = "vecadd"\n', ["vecadd.toml", "[[variant]]"]),
+    "other family": ('family = "matmul"\n[[variant]]\n' + VARIANT, ["family = 'matmul'", "vecadd"]),
+    "unknown key": ('famly = "vecadd"\n[[variant]]\n' + VARIANT, ["unknown key 'famly'"]),
+    "missing file": ("[[variant]]\n" + VARIANT.replace("k.cu", "gone.cu"), ["gone.cu", "does not exist"]),
+    "missing block": ("[[variant]]\n" + VARIANT.replace("block = [256]\n", ""), ["'block' is missing"]),
+    "block too big": ("[[variant]]\n" + VARIANT.replace("[256]\nt", "[2048]\nt"), ["1..1024 threads"]),
+    "vendor": ('[[variant]]\nname = "v"\ntechnique = "t"\nvendor = true\n', ["vendor variants need host code"]),
+    "wrong signature": ("[[variant]]\n" + VARIANT.replace("kernel = \"k\"", "kernel = \"k2\""), ["no extern", "'k2'"]),
+    "duplicate names": ("[[variant]]\n" + VARIANT + "[[variant]]\n" + VARIANT, ["duplicate variant names"]),
+}
+
+
+@pytest.mark.parametrize(("manifest", "words"), BAD_KERNEL_DIRS.values(), ids=BAD_KERNEL_DIRS.keys())
+def test_bad_kernels_dir(runner, tmp_path, forbid_gpu, manifest, words):
+    (tmp_path / "k.cu").write_text(GOOD_CU)
+    (tmp_path / "vecadd.toml").write_text(manifest)
+    assert_one_error(invoke(runner, ["run", "vecadd", "--kernels-dir", str(tmp_path)]), 2, words)
+    # the suite key reads the same manifest, before any GPU work
+    (tmp_path / "s.toml").write_text('schema = 1\nkernels_dir = "."\n[[case]]\nfamily = "vecadd"\n')
+    assert_one_error(invoke(runner, ["suite", str(tmp_path / "s.toml")]), 2, words)
 
 BAD_FILES = {
     "suite not TOML": ("s.toml", "name = [", ["suite", "{file}"], ["s.toml"]),
@@ -129,6 +165,10 @@ BAD_FILES = {
     "truncated results": ("r.json", '{"schema": "gpuprof.results", "schema_ver', ["compare", "{file}", "{file}"],
                           ["not valid JSON"]),
     "sanitizer log that is not one": ("x.log", "hello\n", ["sanitize", "--import", "{file}"], ["x.log"]),
+    "suite kernels_dir missing": ("s.toml", 'schema = 1\nkernels_dir = "nope"\n[[case]]\nfamily = "vecadd"\n',
+                                  ["suite", "{file}"], ["'kernels_dir' 'nope' is not a folder"]),
+    "suite kernels_dir not a string": ("s.toml", 'schema = 1\nkernels_dir = 3\n[[case]]\nfamily = "vecadd"\n',
+                                       ["suite", "{file}"], ["'kernels_dir' must be a folder path"]),
 }
 
 

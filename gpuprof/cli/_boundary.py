@@ -8,6 +8,7 @@ from contextlib import contextmanager
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from gpuprof.errors import GpuprofError
 
@@ -15,7 +16,7 @@ err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def fail(message: str, code: int) -> typer.Exit:
-    err_console.print(f"[bold red]error:[/] {message}", markup=True)
+    err_console.print(f"[bold red]error:[/] {escape(message)}", markup=True)  # "[[variant]]" stays text
     return typer.Exit(code=code)
 
 

@@ -41,14 +41,22 @@ class AddOptions:
     Block = Annotated[Optional[str], typer.Option("--block", help="With --add: threads per block, e.g. 256 or 16,16. Default: the baseline's.")]
     Tile = Annotated[Optional[str], typer.Option("--tile", help="With --add: output elements per block along the family's grid dims, e.g. 16,16. Default: the baseline's.")]
     Grid = Annotated[Optional[str], typer.Option("--grid", help="With --add: 'one' (a single block) or 'per_sm:K' instead of tiles.")]
+    KernelsDir = Annotated[Optional[Path], typer.Option(
+        "--kernels-dir", help="A folder of your variants: DIR/<family>.toml lists them like kernels/<family>/family.toml does.",
+        file_okay=False)]
 
     @staticmethod
-    def spec(add: str | None, block: str | None, tile: str | None, grid: str | None):
+    def spec(add: str | None, block: str | None, tile: str | None, grid: str | None,
+             kernels_dir: Path | None = None):
+        from dataclasses import replace
+
         from gpuprof.errors import UsageError
-        from gpuprof.user_variant import parse_add
+        from gpuprof.user_variant import AddSpec, parse_add
 
         if add is None:
             if block or tile or grid:
                 raise UsageError("--block, --tile and --grid go with --add FILE")
-            return None
-        return parse_add(add, block, tile, grid)
+            return AddSpec(None, kernels_dir=kernels_dir) if kernels_dir is not None else None
+        if kernels_dir is not None and not kernels_dir.is_dir():
+            raise UsageError(f"--kernels-dir {kernels_dir}: not a directory")
+        return replace(parse_add(add, block, tile, grid), kernels_dir=kernels_dir)

@@ -35,6 +35,7 @@ def ncu(
     block: AddOptions.Block = None,
     tile: AddOptions.Tile = None,
     grid: AddOptions.Grid = None,
+    kernels_dir: AddOptions.KernelsDir = None,
     clock_control: Annotated[str, typer.Option("--clock-control", help="'none' (default: clocks as found, so durations match `run`) or 'base' (ncu locks base clocks).")] = "none",
     section: Annotated[Optional[list[str]], typer.Option("--section", help="ncu section to collect (repeatable); replaces the default set.")] = None,
     set_name: Annotated[Optional[str], typer.Option("--set", help="ncu section set, e.g. full.")] = None,
@@ -74,7 +75,7 @@ def ncu(
             run = profile_command(list(ctx.args), out, options, ncu_path)
         elif family is not None:
             fam = catalog.load_family(family)
-            spec = AddOptions.spec(add, block, tile, grid)
+            spec = AddOptions.spec(add, block, tile, grid, kernels_dir)
             fam, extra = add_to_family(fam, spec)
             chosen = fam.select(variants) if variants or not extra else extra
             defines = parse_defines(define)

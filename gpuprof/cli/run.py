@@ -19,11 +19,14 @@ from gpuprof.gpu import device_info
 from gpuprof.render.console import make_console
 from gpuprof.render.tables import run_table
 from gpuprof.runner import Progress as Step
-from gpuprof.runner import RunRequest, parse_size, run_family
+from gpuprof.runner import DEFAULT_VARIANT_TIMEOUT_S, RunRequest, parse_size, run_family
 from gpuprof.timing import MODES, TimingPolicy
 from gpuprof.user_variant import add_to_family
 
 console = make_console()
+Timeout = Annotated[float, typer.Option(
+    "--timeout", help="Seconds one variant may take (compile, check, timing) before it is stopped and reported TIMEOUT; "
+                      "each variant runs in a worker process, so a fault or hang costs only that variant.")]
 progress_console = Console(stderr=True)
 
 
@@ -39,11 +42,13 @@ def run(
     max_time: Annotated[float, typer.Option("--max-time", help="Time budget per variant in seconds (sampling stops when the spread is small or this is spent).")] = 2.0,
     target_spread: Annotated[float, typer.Option("--target-spread", help="Stop sampling once the robust relative spread is at most this.")] = 0.005,
     check_only: Annotated[bool, typer.Option("--check-only", help="Check correctness; do not time.")] = False,
+    timeout: Timeout = DEFAULT_VARIANT_TIMEOUT_S,
     define: Defines = None,
     add: AddOptions.Add = None,
     block: AddOptions.Block = None,
     tile: AddOptions.Tile = None,
     grid: AddOptions.Grid = None,
+    kernels_dir: AddOptions.KernelsDir = None,
 ) -> None:
     """Check every variant against a float64 reference, then time it; print a table and exit 1 if any is wrong.
 
@@ -59,7 +64,7 @@ def run(
     """
     with exit_on_error():
         fam = catalog.load_family(family)
-        fam, extra = add_to_family(fam, AddOptions.spec(add, block, tile, grid))
+        fam, extra = add_to_family(fam, AddOptions.spec(add, block, tile, grid, kernels_dir))
         chosen = fam.select(variants)  # unknown variants fail here, before any GPU work
         chosen += [v for v in extra if v not in chosen]  # --add joins whatever --variants picked
         defines = parse_defines(define)
@@ -71,7 +76,7 @@ def run(
             family=family, variants=[v.name for v in chosen], size=parse_size(fam, size),
             policy=TimingPolicy(mode=timing, min_samples=min_samples, max_time_s=max_time,
                                 target_spread=target_spread),
-            check_only=check_only, defines=defines, extra_variants=extra,
+            check_only=check_only, defines=defines, extra_variants=extra, timeout_s=_positive(timeout),
         )
         if json_out is not None and not json_out.parent.is_dir():
             raise UsageError(f"--json {json_out}: directory {json_out.parent} does not exist")
@@ -93,6 +98,12 @@ def run(
     bad = [r for r in outcome.rows if r.check.status not in (results.OK, results.SKIPPED)]
     if bad:
         raise fail(f"{len(bad)} variant(s) failed: " + ", ".join(f"{r.variant} {r.check.status.upper()}" for r in bad), 1)
+
+
+def _positive(timeout: float) -> float:
+    if not timeout > 0:
+        raise UsageError(f"--timeout {timeout:g}: give a positive number of seconds")
+    return timeout
 
 
 def _argv_tail() -> list[str]:
@@ -136,6 +147,7 @@ def launch(
     block: AddOptions.Block = None,
     tile: AddOptions.Tile = None,
     grid: AddOptions.Grid = None,
+    kernels_dir: AddOptions.KernelsDir = None,
 ) -> None:
     """Launch one variant COUNT times and exit: the program profilers and sanitizers watch.
 
@@ -147,13 +159,14 @@ def launch(
         fam = catalog.load_family(family)
         launch_variant(family, variant, parse_size(fam, size), count=count, warmup=warmup,
                        plain_allocations=plain_alloc, defines=parse_defines(define),
-                       extra=add_to_family(fam, AddOptions.spec(add, block, tile, grid))[1])
+                       extra=add_to_family(fam, AddOptions.spec(add, block, tile, grid, kernels_dir))[1])
 
 
 @app.command()
 def suite(
     suite_file: Annotated[Path, typer.Argument(metavar="SUITE.toml", help="A suite file, e.g. suites/smoke.toml.")],
     json_out: JsonOut = None,
+    timeout: Timeout = DEFAULT_VARIANT_TIMEOUT_S,
 ) -> None:
     """Run a whole suite (families x variants x sizes) into one results JSON; exit 1 if any variant is wrong.
 
@@ -173,7 +186,7 @@ def suite(
             raise UsageError(f"--json {json_out}: directory {json_out.parent} does not exist")
         with _progress_bar(len(spec_file.cases)) as on_step:
             outcome = run_suite(spec_file, json_out, lambda label, step: on_step(
-                Step(f"{label} {step.variant}", step.step, step.index, step.total)))
+                Step(f"{label} {step.variant}", step.step, step.index, step.total)), timeout_s=_positive(timeout))
         limits = ceilings.load(device_info())
     groups: dict[tuple[str, str], list] = {}
     for row in outcome.rows:

@@ -33,10 +33,12 @@ def sanitize(
     block: AddOptions.Block = None,
     tile: AddOptions.Tile = None,
     grid: AddOptions.Grid = None,
+    kernels_dir: AddOptions.KernelsDir = None,
     import_path: Annotated[Optional[Path], typer.Option("--import", help="Parse an existing compute-sanitizer log (text or --xml).")] = None,
     out: Annotated[Path, typer.Option("--out", help="Directory for the sanitizer logs.")] = Path("gpuprof-sanitize"),
     sanitizer: Annotated[Optional[str], typer.Option("--sanitizer", help="Path to compute-sanitizer.")] = None,
     leak_check: Annotated[bool, typer.Option("--leak-check", help="memcheck also reports device memory not freed at exit (noisy with PyTorch, which keeps its cuBLAS workspaces).")] = False,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Sanitizer processes at a time (they share the GPU; use 1 on a GPU in exclusive-process mode).")] = 4,
 ) -> None:
     """Run every variant under compute-sanitizer (memcheck, racecheck, initcheck, synccheck); exit 1 on any finding.
 
@@ -56,6 +58,8 @@ def sanitize(
     with exit_on_error():
         tools = [t.strip() for t in tool.split(",") if t.strip()]
         unknown = [t for t in tools if t not in TOOLS]
+        if jobs < 1:
+            raise UsageError(f"--jobs {jobs}: give at least 1")
         if unknown or not tools:
             raise UsageError(f"unknown --tool '{','.join(unknown)}'; choose from: {', '.join(TOOLS)}")
         names = list(targets or []) + list(ctx.args)
@@ -64,8 +68,8 @@ def sanitize(
         elif names and names[0] not in catalog.family_names():
             results = sanitize_command(names, tools, out, sanitizer, leak_check)
         else:
-            launch = _targets(names or catalog.family_names(), variants, size, AddOptions.spec(add, block, tile, grid))
-            results = sanitize_targets(launch, tools, out, sanitizer, leak_check=leak_check,
+            launch = _targets(names or catalog.family_names(), variants, size, AddOptions.spec(add, block, tile, grid, kernels_dir))
+            results = sanitize_targets(launch, tools, out, sanitizer, leak_check=leak_check, jobs=jobs,
                                        progress=lambda what: console.print(f"[dim]sanitize: {what}…[/]"))
     console.print(summary_table(results))
     if any(r.findings for r in results):

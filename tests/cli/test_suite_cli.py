@@ -20,29 +20,41 @@ def fake_results(request) -> Results:
     return Results(environment={"gpu_name": "test GPU"}, rows=rows)
 
 
-def test_interrupted_suite_leaves_the_finished_cases_in_a_valid_json(tmp_path, monkeypatch):
+def fake_run_family(request, progress=None, checkpoint=None, worker=None, stop_after=None):
+    """Like runner.run_family: checkpoint after every variant; Ctrl-C after `stop_after` of them."""
+    partial = Results(environment={"gpu_name": "test GPU"}, rows=[])
+    for row in fake_results(request).rows:
+        if stop_after is not None and len(partial.rows) == stop_after:
+            raise KeyboardInterrupt
+        partial.rows.append(row)
+        if checkpoint:
+            checkpoint(partial)
+    return partial
+
+
+def test_interrupted_suite_leaves_the_finished_variants_in_a_valid_json(tmp_path, monkeypatch):
     calls = []
 
-    def run_family(request, progress=None):
+    def run_family(request, progress=None, checkpoint=None, worker=None):
         calls.append(request.family)
-        if len(calls) == 2:
-            raise KeyboardInterrupt  # Ctrl-C during the second case
-        return fake_results(request)
+        # Ctrl-C during the second case, after its first variant
+        return fake_run_family(request, progress, checkpoint, worker, stop_after=1 if len(calls) == 2 else None)
 
     monkeypatch.setattr(suite_runner, "run_family", run_family)
     out = tmp_path / "smoke.json"
     result = CliRunner().invoke(app, ["suite", "suites/smoke.toml", "--json", str(out)])
     assert result.exit_code == 130
     assert "Traceback" not in result.output
-    saved = results.load(out)  # valid, and holds exactly the first case
-    assert [r.id for r in saved.rows] == ["vecadd/grid/67108864", "vecadd/vectorized/67108864", "vecadd/torch/67108864"]
+    saved = results.load(out)  # valid, and holds the first case and the first variant of the second
+    assert [r.id for r in saved.rows] == ["vecadd/grid/67108864", "vecadd/vectorized/67108864", "vecadd/torch/67108864",
+                                          "matmul/smem_tiled/2048x2048x2048"]
 
 
 def test_sweep_rows_get_their_defines_in_the_variant_name(tmp_path, monkeypatch):
     suite = tmp_path / "sweep.toml"
     suite.write_text('schema = 1\nname = "sweep"\n[[sweep]]\nfamily = "matmul"\nvariant = "warptile"\n'
                      'params = { BM = [64, 128] }\nsize = { m = 256, n = 256, k = 256 }\n')
-    monkeypatch.setattr(suite_runner, "run_family", lambda request, progress=None: fake_results(request))
+    monkeypatch.setattr(suite_runner, "run_family", fake_run_family)
     loaded = suite_runner.load(suite)
     outcome = suite_runner.run_suite(loaded)
     assert [r.variant for r in outcome.rows] == ["warptile[BM=64]", "warptile[BM=128]"]
