@@ -25,7 +25,7 @@ finish() { tar czf "$OUT/device_run.tgz" -C "$LOGS" . ; }
 trap finish EXIT
 
 if has tests; then
-  timeout ${TESTS_TIMEOUT:-300} python3 -m pytest tests/gpu -m gpu -q -p no:cacheprovider -x --durations=8 2>&1 | tee "$LOGS/gpu_tests.txt"
+  timeout ${TESTS_TIMEOUT:-300} python3 -m pytest tests/gpu -m gpu -q -p no:cacheprovider ${PYTEST_X--x} --durations=12 2>&1 | tee "$LOGS/gpu_tests.txt"
 fi
 if has bench; then
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv | tee "$LOGS/gpu_state.txt"
