@@ -136,8 +136,7 @@ class Worker:
                 return self._crashed(last_event)
             if time.monotonic() > deadline:
                 self.retire()
-                return JobOutcome(TIMED_OUT, detail=f"no answer within {self.timeout_s:g} s; the worker was stopped",
-                                  last_event=last_event)
+                return JobOutcome(TIMED_OUT, detail=f"no answer within {self.timeout_s:g} s", last_event=last_event)
 
     def _crashed(self, last_event: Any) -> JobOutcome:
         process = self._process

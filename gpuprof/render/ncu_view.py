@@ -41,7 +41,7 @@ def kernels_table(run: NcuRun) -> Table:
                 result.label, r.kernel_name[:40],
                 units.seconds(r.duration_ns * 1e-9 if r.duration_ns is not None else None),
                 _num(r.sm_throughput_pct), _num(r.memory_throughput_pct), _num(r.dram_throughput_pct),
-                f"{_num(r.achieved_occupancy_pct)} / {_num(r.theoretical_occupancy_pct, '{:.0f}')}",
+                f"{_num(r.achieved_occupancy_pct)} / {_num(r.theoretical_occupancy_pct, '{:.1f}')}",
                 r.occupancy_limiter or "-", _num(r.registers_per_thread, "{:.0f}"),
                 _bytes(r.shared_mem_per_block_bytes), _dims(r.grid), _dims(r.block), _bytes(r.dram_bytes),
                 _num(r.flop, "{:.3g}") if r.flop else "-", _num(r.arithmetic_intensity, "{:.3g}"),

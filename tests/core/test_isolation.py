@@ -105,7 +105,8 @@ def test_runner_turns_a_timeout_into_a_timeout_row():
     fake = _FakeWorker(isolation.JobOutcome(isolation.TIMED_OUT, detail="no answer within 30 s", last_event="check"))
     row = runner._run_isolated(fake, _job(), lambda step: None)
     assert row.check.status == TIMEOUT
-    assert row.check.reasons == ["no answer within 30 s during check (a kernel that never ends?)"]
+    assert row.check.reasons == ["no answer within 30 s during check; its worker process was stopped "
+                                 "(a kernel that never ends? --timeout sets the limit)"]
     assert row.timing is None and row.variant == "grid" and row.size == {"n": 4096}
 
 

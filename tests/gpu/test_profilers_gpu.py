@@ -59,7 +59,7 @@ def test_builtin_variants_are_clean_under_memcheck(tmp_path):
     needs("compute-sanitizer")
     targets = [LaunchTarget(f.name, v.name, sanitize_size(list(f.check_sizes)), plain_allocations=True)
                for f in catalog.load_all() for v in f.variants if not v.vendor]
-    results = sanitize_targets(targets, ["memcheck"], tmp_path)
+    results = sanitize_targets(targets, ["memcheck"], tmp_path, jobs=6)
     dirty = [(r.label, r.error, [x.message for x in r.findings[:2]]) for r in results if not r.clean]
     assert not dirty
 
