@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,10 +66,18 @@ def compile_variant(variant: Variant) -> CompiledKernel:
     return CompiledKernel(variant.name, variant.kernel, functions[variant.kernel], options, functions)
 
 
+_COMPILER_PLACE = re.compile(r"^(.+?)\((\d+)\): ")  # NVRTC and nvcc write "file(line): error: ..."
+
+
+def as_file_line(line: str) -> str:
+    """A compiler message with its place written file:line (what editors and terminals link)."""
+    return _COMPILER_PLACE.sub(r"\1:\2: ", line.strip())
+
+
 def _first_error(log: str) -> str:
     for line in log.splitlines():
         if "error" in line:
-            return line.strip()
+            return as_file_line(line)
     return log.strip().splitlines()[0] if log.strip() else "unknown compiler error"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from gpuprof.build import display_path
+from gpuprof.build import as_file_line, display_path
 from gpuprof.catalog import Family, Variant
 from gpuprof.parsers.nvcc_resources import ResourceUsage, parse_ptxas
 from gpuprof.tools import nvcc
@@ -45,5 +45,5 @@ def _first_error(stderr: str, variant: Variant) -> str:
     shown = display_path(variant.file) if variant.file else variant.name
     for line in stderr.splitlines():
         if "error" in line:
-            return line.strip().replace(str(variant.file), shown)
+            return as_file_line(line.replace(str(variant.file), shown))
     return (stderr.strip().splitlines() or ["nvcc failed without a message"])[-1]

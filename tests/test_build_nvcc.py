@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuprof import catalog
+from gpuprof import build, catalog
 from gpuprof.errors import ParseError
 from gpuprof.parsers.nvcc_resources import parse_ptxas
 from gpuprof.resources import BuildResult, build_family, build_variant
@@ -206,7 +206,14 @@ def test_syntax_error_names_the_file_and_line(tmp_path):
     assert result.usage is None
     line = first_line_containing(v.file.read_text(), "a[i] + ;")
     assert result.error is not None
-    assert re.search(rf"student\.cu\({line}\): error", result.error), result.error
+    assert re.search(rf"student\.cu:{line}: error", result.error), result.error
+
+
+def test_nvrtc_errors_are_written_file_colon_line():
+    """The log NVRTC gave for a student's typo on the H100 (through CuPy's CompileException)."""
+    log = ('/tmp/student/broken.cu(20): error: identifier "Az" is undefined\n\n'
+           '1 error detected in the compilation of "/tmp/student/broken.cu".\n')
+    assert build._first_error(log) == '/tmp/student/broken.cu:20: error: identifier "Az" is undefined'
 
 
 def test_kernel_without_extern_c_is_reported(tmp_path):
