@@ -47,22 +47,11 @@ def import_ncu_report(search_dirs: tuple[Path, ...] = ()) -> ModuleType:
     return ncu_report
 
 
-def bundled_module_dirs(ncu: str | None, opt: Path = Path("/opt/nvidia")) -> tuple[Path, ...]:
-    """Where an Nsight Compute install keeps its own ncu_report module: next to the real ncu, or,
-    where <cuda>/bin/ncu is a wrapper script (as on the lent H100), in <cuda>/nsight-compute-<ver>/
-    or /opt/nvidia/nsight-compute/<ver>/ (newest first)."""
+def bundled_module_dirs(ncu: str | None) -> tuple[Path, ...]:
+    """Where an Nsight Compute install keeps its own ncu_report module."""
     if ncu is None:
         return ()
-    here = Path(ncu).resolve().parent
-    installs = sorted([*here.parent.glob("nsight-compute*/extras/python"), *opt.glob("nsight-compute/*/extras/python")],
-                      key=_version, reverse=True)
-    return tuple(dict.fromkeys([here / "extras" / "python", *installs]))
-
-
-def _version(path: Path) -> list[int]:
-    """2025.3.1 in .../nsight-compute-2025.3.1/... or .../nsight-compute/2025.3.1/..."""
-    found = re.search(r"(\d{4})\.(\d+)\.(\d+)", str(path))
-    return [int(x) for x in found.groups()] if found else []
+    return (Path(ncu).resolve().parent / "extras" / "python",)
 
 
 def load_report(path: str | Path, search_dirs: tuple[Path, ...] = ()) -> list[NcuKernelRow]:
