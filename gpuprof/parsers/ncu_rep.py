@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -17,8 +16,7 @@ class NcuReportUnavailable(ImportError):
 
 
 _INSTALL_HINT = (
-    "reading .ncu-rep files needs NVIDIA's ncu_report module: `pip install ncu-report`, or put "
-    "<nsight-compute>/extras/python on PYTHONPATH; or export CSV with "
+    "reading .ncu-rep files needs NVIDIA's ncu_report module: `pip install ncu-report`; or export CSV with "
     "`ncu --import REPORT --csv --page raw --print-units base` and use parsers.ncu_csv"
 )
 
@@ -27,36 +25,22 @@ _MSG_KIND = {0: "NONE", 1: "INF", 2: "OPT", 3: "WRN", 4: "ERR"}
 _SPEEDUP_TYPE = {1: "local", 2: "global"}
 
 
-def import_ncu_report(search_dirs: tuple[Path, ...] = ()) -> ModuleType:
-    """Import `ncu_report` lazily: the installed one, else the copy in an Nsight Compute install
-    (search_dirs, e.g. <ncu dir>/extras/python, which matches that ncu's report version); raise
-    NcuReportUnavailable (an ImportError) with the fix."""
+def import_ncu_report() -> ModuleType:
+    """Import `ncu_report` lazily; raise NcuReportUnavailable (an ImportError) with the fix.
+
+    Only an installed module (PyPI `ncu-report`) is used: importing the copy inside Nsight Compute
+    (extras/python) into gpuprof's process ended it with a segmentation fault on the lent H100
+    (Python 3.12, ncu 2025.3.1), so gpuprof falls back to `ncu --import` CSV instead."""
     try:
         import ncu_report  # type: ignore[import-not-found]
     except ImportError as exc:
-        for directory in search_dirs:
-            if (directory / "ncu_report.py").is_file():
-                sys.path.append(str(directory))
-                try:
-                    import ncu_report  # type: ignore[import-not-found]
-                except ImportError:
-                    sys.path.remove(str(directory))
-                    continue
-                return ncu_report
         raise NcuReportUnavailable(_INSTALL_HINT) from exc
     return ncu_report
 
 
-def bundled_module_dirs(ncu: str | None) -> tuple[Path, ...]:
-    """Where an Nsight Compute install keeps its own ncu_report module."""
-    if ncu is None:
-        return ()
-    return (Path(ncu).resolve().parent / "extras" / "python",)
-
-
-def load_report(path: str | Path, search_dirs: tuple[Path, ...] = ()) -> list[NcuKernelRow]:
+def load_report(path: str | Path) -> list[NcuKernelRow]:
     """One NcuKernelRow per profiled launch, in report order; `id` matches the CSV `ID` column."""
-    ncu_report = import_ncu_report(search_dirs)
+    ncu_report = import_ncu_report()
     p = Path(path)
     if not p.is_file():
         raise ParseError(path, "file", "no such report file")
