@@ -207,8 +207,7 @@ def parse_variant(path: Path, index: int, data: dict[str, Any], *, user: bool = 
 
 def _validate(path: Path, family: Family) -> None:
     names = family.variant_names
-    if len(set(names)) != len(names):
-        raise InputError(f"{path}: duplicate variant names in {names}")
+    validate_variants(path, family, family.variants)
     if path.parent.name != family.name:
         raise InputError(f"{path}: family = {family.name!r} but the folder is {path.parent.name!r}")
     for ref in (family.baseline, family.vendor_reference):
@@ -217,7 +216,15 @@ def _validate(path: Path, family: Family) -> None:
     for key, size in (("default_size", family.default_size), *(("check_sizes", s) for s in family.check_sizes)):
         if list(size) != list(family.dims):
             raise InputError(f"{path}: '{key}' {size} must give exactly {list(family.dims)} in that order")
-    for v in family.variants:
+
+
+def validate_variants(path: Path, family: Family, variants: tuple[Variant, ...] | list[Variant]) -> None:
+    """What a manifest's [[variant]] tables must satisfy: distinct names, files that exist, a
+    launchable geometry for CUDA variants. For the built-in manifests and a user's --kernels-dir."""
+    names = [v.name for v in variants]
+    if len(set(names)) != len(names):
+        raise InputError(f"{path}: duplicate variant names in {names}")
+    for v in variants:
         if v.vendor:
             continue
         if v.file is None or not v.file.is_file():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -162,9 +163,14 @@ def run_family(request: RunRequest, progress: ProgressFn | None = None,
     size = request.size or dict(family.default_size)
     device_info()
     _check_memory(spec, size)
-    if request.isolate and worker is None:
-        with isolation.Worker(request.timeout_s) as own:
-            return run_family(request, progress, checkpoint, own)
+    own = isolation.Worker(request.timeout_s) if request.isolate and worker is None else None
+    with own or contextlib.nullcontext():
+        return _run_variants(family, chosen, spec, size, request, progress, checkpoint, worker or own)
+
+
+def _run_variants(family: Family, chosen: list[Variant], spec: Any, size: dict[str, int], request: RunRequest,
+                  progress: ProgressFn | None, checkpoint: Callable[[Results], None] | None,
+                  worker: isolation.Worker | None) -> Results:
     outcome = Results(environment=fingerprint.environment(), rows=[], timing_policy=request.policy.to_dict(),
                       created_utc=fingerprint.now_utc())
     context_lost = ""

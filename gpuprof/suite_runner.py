@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -57,28 +58,28 @@ def _run_cases(suite: Suite, json_out: Path | None, progress: Callable[[str, Pro
     outcome: results.Results | None = None
     steps = [(case, size) for case in suite.cases for size in _sizes(case)]
     for number, (case, size) in enumerate(steps, 1):
-        label = f"case {number}/{len(steps)} {case.family}{sweep_label(case.defines)}"
-        finished = list(outcome.rows) if outcome is not None else []
+        label = sweep_label(case.defines)
+        earlier = outcome.rows if outcome is not None else []
+        labelled = 0
 
-        def save(part: results.Results, finished: list[results.Row] = finished) -> None:
+        def save(part: results.Results, label: str = label, earlier: list[results.Row] = earlier) -> None:
             """After every variant: earlier cases' rows plus this case's so far."""
-            nonlocal outcome
-            for row in part.rows:
-                if not row.variant.endswith(sweep_label(case.defines)):
-                    row.variant += sweep_label(case.defines)
-            if outcome is None:
-                outcome = part
-                outcome.command = f"gpuprof suite {suite.path}"
-                outcome.timing_policy = {"suite": suite.name, **suite.timing}
-            outcome.rows = finished + part.rows
+            nonlocal outcome, labelled
+            for row in part.rows[labelled:]:
+                row.variant += label
+            labelled = len(part.rows)
+            first = outcome or replace(part, command=f"gpuprof suite {suite.path}",
+                                       timing_policy={"suite": suite.name, **suite.timing})
+            outcome = replace(first, rows=earlier + part.rows)  # the first case's time and environment
             if json_out is not None:
                 results.save(outcome, json_out)
 
+        step_label = f"case {number}/{len(steps)} {case.family}{label}"
         run_family(
             RunRequest(family=case.family, variants=case.variants, size=size,
                        policy=policy_of(suite.case_timing(case)), defines=case.defines,
                        extra_variants=case_variants(suite, case), timeout_s=worker.timeout_s),
-            (lambda step, label=label: progress(label, step)) if progress else None,
+            (lambda step, step_label=step_label: progress(step_label, step)) if progress else None,
             checkpoint=save, worker=worker,
         )
     if outcome is None:

@@ -8,7 +8,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuprof.catalog import Family, Variant, check_geometry, parse_variant
+from gpuprof.catalog import Family, Variant, check_geometry, parse_variant, validate_variants
 from gpuprof.errors import InputError, UsageError
 
 _KERNEL = re.compile(r'extern\s+"C"\s+__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(\w+)\s*\(([^)]*)\)', re.S)
@@ -109,16 +109,11 @@ def load_kernels_dir(directory: Path, family: Family) -> list[Variant]:
     for index, table in enumerate(tables, 1):
         if table.get("vendor"):
             raise InputError(f"{path}: variant {index}: vendor variants need host code; add .cu (or Triton .py) variants")
-        variant = parse_variant(path, index, table, user=True)
-        if not variant.file.is_file():
-            raise InputError(f"{path}: variant {variant.name!r}: file {variant.file} does not exist")
+        variants.append(parse_variant(path, index, table, user=True))
+    validate_variants(path, family, variants)
+    for variant in variants:
         if variant.is_cuda:  # a Triton variant (language = "triton") brings its own launch
             _kernel_in(variant.file, variant.file.read_text(), family, variant.kernel)
-            check_geometry(path, family, variant)
-        variants.append(variant)
-    names = [v.name for v in variants]
-    if len(set(names)) != len(names):
-        raise InputError(f"{path}: duplicate variant names in {names}")
     return variants
 
 

@@ -57,6 +57,4 @@ class AddOptions:
             if block or tile or grid:
                 raise UsageError("--block, --tile and --grid go with --add FILE")
             return AddSpec(None, kernels_dir=kernels_dir) if kernels_dir is not None else None
-        if kernels_dir is not None and not kernels_dir.is_dir():
-            raise UsageError(f"--kernels-dir {kernels_dir}: not a directory")
         return replace(parse_add(add, block, tile, grid), kernels_dir=kernels_dir)

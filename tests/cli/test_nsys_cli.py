@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -18,40 +17,16 @@ from gpuprof.parsers import nsys_stats as ns
 from gpuprof.render import nsys_view
 from gpuprof.tools import _proc
 from gpuprof.tools import nsys as tools
-from gpuprof.tools._proc import Completed
 from gpuprof.tools.target import LaunchTarget
-
-TOOLS_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "tools"
-EIGHT_REPORTS = (TOOLS_DIR / "nsys_2025.3.1_stats_csv_8_reports_stdout.txt").read_text()
-SQLITE = TOOLS_DIR / "nsys_2025.3.2_export_small.sqlite"
-PROFILE_OK = "Generating '/tmp/nsys-report-2f0e.qdstrm'\nprofile workload OK\nGenerated:\n\tREPORT\n"
-# Recorded on the lent H100: the nsys inside Nsight Compute without libdw.so.1 (stdout, stderr).
-PROFILE_IMPORTER_FAILED = (
-    "Collecting data...\nGenerating '/tmp/nsys-report-beed.qdstrm'\nGenerated:\n\t/tmp/r/a/vecadd-grid.qdstrm\n",
-    "Importer error status: An unknown error occurred.\nUnable to retrieve the importer version: "
-    + "skipping importation of the QDSTRM file.\n",
+from tests.nsys_fakes import (
+    EIGHT_REPORTS,
+    PROFILE_IMPORTER_FAILED,
+    SQLITE,
+    FakeNsys,
+    fake,  # noqa: F401  (the fixture)
 )
+
 runner = CliRunner()
-
-
-class FakeNsys:
-    """`_proc.run` for nsys: recorded output for profile and stats; every argv kept."""
-
-    def __init__(self, profile: str | tuple[str, str] = PROFILE_OK, stats: str = EIGHT_REPORTS) -> None:
-        self.profile, self.stats, self.calls = profile, stats, []
-
-    def __call__(self, argv, *, timeout_s, cwd=None, env=None):
-        self.calls.append((list(argv), env))
-        if argv[1] == "profile":
-            base = next(a for a in argv if a.startswith("--output=")).split("=", 1)[1]
-            out, err = self.profile if isinstance(self.profile, tuple) else (self.profile, "")
-            if "REPORT" in out:
-                Path(base + ".nsys-rep").write_bytes(b"recorded elsewhere")
-            return Completed(list(argv), 0, out.replace("REPORT", base + ".nsys-rep"), err)
-        return Completed(list(argv), 0, self.stats, "")
-
-    def argvs(self, verb: str) -> list[list[str]]:
-        return [a for a, _ in self.calls if a[1] == verb]
 
 
 @pytest.fixture
@@ -61,15 +36,6 @@ def nsys_bin(tmp_path) -> str:
     path.write_text("#!/bin/sh\n")
     path.chmod(0o755)
     return str(path)
-
-
-@pytest.fixture
-def fake(monkeypatch):
-    def install(**kw) -> FakeNsys:
-        f = FakeNsys(**kw)
-        monkeypatch.setattr(_proc, "run", f)
-        return f
-    return install
 
 
 @pytest.fixture
@@ -143,7 +109,7 @@ def test_lib_path_reaches_nsys_through_ld_library_path(fake, nsys_bin, tmp_path,
     libs.mkdir()
     result = invoke("vecadd", "-v", "grid", "--nsys", nsys_bin, "--lib-path", str(libs), "--out", str(tmp_path / "o"))
     assert result.exit_code == 0, result.output
-    assert all(env["LD_LIBRARY_PATH"].split(":")[0] == str(libs) for _, env in f.calls)
+    assert all(env["LD_LIBRARY_PATH"].split(":")[0] == str(libs) for _, _, env in f.calls)
 
 
 def test_missing_nsys_falls_back_to_the_pytorch_profiler_saying_so_once(no_nsys, tmp_path, monkeypatch):

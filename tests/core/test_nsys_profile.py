@@ -16,21 +16,14 @@ from gpuprof.nsys_profile import NsysRequest
 from gpuprof.parsers import nsys_stats as ns
 from gpuprof.tools import _proc
 from gpuprof.tools import nsys as tools
-from gpuprof.tools._proc import Completed
 from gpuprof.tools.target import LaunchTarget
-
-TOOLS_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "tools"
-EIGHT_REPORTS = (TOOLS_DIR / "nsys_2025.3.1_stats_csv_8_reports_stdout.txt").read_text()
-SQLITE = TOOLS_DIR / "nsys_2025.3.2_export_small.sqlite"
-# Recorded on the lent H100 (nsys 2025.3.1 bundled with Nsight Compute, libdw/libelf 0.188 carried) by
-# `gpuprof nsys vecadd --variants grid,vectorized --size 2^20 --out /tmp/r/b`: the console output of
-# `nsys profile` (REPORT stands for the report path) and the stdout of `nsys stats` for vecadd-grid.
-PROFILE_OK = (
-    "Collecting data...\nGenerating '/tmp/nsys-report-ea71.qdstrm'\n\n"
-    "[1/1] [0%                          ] vecadd-grid.nsys-rep\n"
-    "[1/1] [==========48%               ] vecadd-grid.nsys-rep\n"
-    "[1/1] [========================100%] vecadd-grid.nsys-rep\nGenerated:\n\tREPORT\n"
+from tests.nsys_fakes import (
+    EIGHT_REPORTS,
+    PROFILE_IMPORTER_FAILED,
+    SQLITE,
+    fake,  # noqa: F401  (the fixture)
 )
+
 VECADD_GRID_STATS = """\
 Generating SQLite file /tmp/r/b/vecadd-grid.sqlite from /tmp/r/b/vecadd-grid.nsys-rep
 Processing [/tmp/r/b/vecadd-grid.sqlite] with [/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/reports/cuda_gpu_kern_sum.py]... 
@@ -75,58 +68,12 @@ Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (n
 48.6,110191,3,36730.3,16840.0,12874,80477,37937.6,PushPop,:grid
 
 """
-# The same run without libdw.so.1 on LD_LIBRARY_PATH: stdout, then stderr (TOOLS.md 2.7).
-PROFILE_IMPORTER_FAILED = (
-    "Collecting data...\nGenerating '/tmp/nsys-report-beed.qdstrm'\nGenerated:\n\t/tmp/r/a/vecadd-grid.qdstrm\n",
-    "Importer error status: An unknown error occurred.\nUnable to retrieve the importer version: "
-    + "skipping importation of the QDSTRM file.\n",
-)
 # `nsys stats --force-export=true ... vecadd-grid.sqlite` there: stdout, then stderr.
 STATS_SQLITE_FORCE_EXPORT = (
     "ERROR: Cannot force export of SQLite data from .sqlite input file.\n",
     "\nusage: nsys stats [<args>] <input-file>\nTry 'nsys stats --help' for more information.\n",
 )
 
-
-class FakeNsys:
-    """Stands in for `_proc.run`: answers nsys profile/stats with recorded output, records each argv.
-
-    profile/stats are stdout text or (stdout, stderr); "REPORT" in the profile text becomes the report
-    path, and that file is then created, as nsys would.
-    """
-
-    def __init__(self, profile=PROFILE_OK, stats=EIGHT_REPORTS, exit_codes: dict | None = None,
-                 hang: frozenset[str] = frozenset(), stats_exit: int = 0) -> None:
-        self.profile, self.stats, self.exit_codes, self.hang = profile, stats, exit_codes or {}, hang
-        self.stats_exit = stats_exit
-        self.calls: list[tuple[list[str], float, dict | None]] = []
-
-    def __call__(self, argv, *, timeout_s, cwd=None, env=None):
-        self.calls.append((list(argv), timeout_s, env))
-        if argv[1] == "profile":
-            base = next(a for a in argv if a.startswith("--output=")).split("=", 1)[1]
-            if any(h in base for h in self.hang):
-                raise EnvironmentProblem(f"nsys did not finish within {timeout_s:.0f} s")
-            out, err = self.profile if isinstance(self.profile, tuple) else (self.profile, "")
-            if "REPORT" in out:
-                Path(base + ".nsys-rep").write_bytes(b"recorded elsewhere")
-            code = next((c for k, c in self.exit_codes.items() if k in base), 0)
-            return Completed(list(argv), code, out.replace("REPORT", base + ".nsys-rep"), err)
-        assert argv[1] == "stats"
-        out, err = self.stats if isinstance(self.stats, tuple) else (self.stats, "")
-        return Completed(list(argv), self.stats_exit, out, err)
-
-    def argvs(self, verb: str) -> list[list[str]]:
-        return [a for a, _, _ in self.calls if a[1] == verb]
-
-
-@pytest.fixture
-def fake(monkeypatch):
-    def install(**kw) -> FakeNsys:
-        f = FakeNsys(**kw)
-        monkeypatch.setattr(_proc, "run", f)
-        return f
-    return install
 
 
 def executable(path: Path) -> Path:
