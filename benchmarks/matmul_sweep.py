@@ -11,10 +11,11 @@ import argparse
 import json
 from pathlib import Path
 
-from gpuprof import catalog
+from gpuprof.commands.run import RunRequest, run_family
 from gpuprof.errors import GpuprofError
-from gpuprof.runner import RunRequest, parse_size, run_family
-from gpuprof.timing import TimingPolicy
+from gpuprof.measure.timing import TimingPolicy
+from gpuprof.variants import catalog
+from gpuprof.variants.sizes import parse_size
 
 
 def main() -> None:

@@ -19,9 +19,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from gpuprof import catalog, families, timing
+from gpuprof import families
+from gpuprof.commands.run import RunRequest, run_family
 from gpuprof.gpu import cupy, device_info
-from gpuprof.runner import RunRequest, make_launch_factory, run_family
+from gpuprof.measure import timing
+from gpuprof.variants import catalog
+from gpuprof.variants.launch_plan import make_launch_factory
 
 CASES = [
     ("vecadd", "grid", "2^25"), ("vecadd", "vectorized", "2^25"),
@@ -34,7 +37,7 @@ CASES = [
 
 
 def size_of(family: str, text: str) -> dict[str, int]:
-    from gpuprof.runner import parse_size
+    from gpuprof.variants.sizes import parse_size
 
     return parse_size(catalog.load_family(family), text)
 

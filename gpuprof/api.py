@@ -17,8 +17,8 @@ from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from gpuprof import timing
 from gpuprof.gpu import cupy
+from gpuprof.measure import timing
 from gpuprof.results import Timing
 
 

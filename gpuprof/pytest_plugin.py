@@ -45,8 +45,8 @@ class Bench:
     @staticmethod
     def check(out: Any, ref: Any, tolerance: float) -> float:
         """max |out-ref| / max(|ref|, rms(ref)) as `gpuprof run` computes it; fails above tolerance."""
-        from gpuprof.check import scaled_error
         from gpuprof.gpu import cupy
+        from gpuprof.measure.check import scaled_error
 
         cp = cupy()
         err, not_written = scaled_error(cp.asarray(out), cp.asarray(ref, dtype=cp.float64))

@@ -99,8 +99,8 @@ def no_gpu() -> str:
 def build_clean():
     """build_clean(family, variant, defines) -> ResourceUsage: compiles with nvcc for sm_90 with
     those -D overrides, and fails the test on a compile error or any spill."""
-    from gpuprof import catalog
-    from gpuprof.resources import build_variant
+    from gpuprof.commands.build import build_variant
+    from gpuprof.variants import catalog
 
     def build(family: str, variant: str, defines: dict[str, int]):
         fam = catalog.load_family(family)

@@ -11,16 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from gpuprof import build, catalog
+from gpuprof.commands.build import BuildResult, build_family, build_variant
 from gpuprof.errors import ParseError
+from gpuprof.measure import timing
 from gpuprof.parsers.nvcc_resources import parse_ptxas
-from gpuprof.resources import BuildResult, build_family, build_variant
 from gpuprof.tools import _proc, nvcc
+from gpuprof.variants import catalog, nvrtc
 
 pytestmark = pytest.mark.nvcc  # skipped cleanly where nvcc is missing (tests/conftest.py)
 
 ARCH = "sm_90"
-HARNESS = Path(catalog.__file__).parent / "harness.cu"
+HARNESS = Path(timing.__file__).parent / "harness.cu"
 MAX_REGISTERS_PER_BLOCK = 65536
 MAX_STATIC_SHARED_BYTES = 48 * 1024
 
@@ -213,7 +214,7 @@ def test_nvrtc_errors_are_written_file_colon_line():
     """The log NVRTC gave for a student's typo on the H100 (through CuPy's CompileException)."""
     log = ('/tmp/student/broken.cu(20): error: identifier "Az" is undefined\n\n'
            '1 error detected in the compilation of "/tmp/student/broken.cu".\n')
-    assert build._first_error(log) == '/tmp/student/broken.cu:20: error: identifier "Az" is undefined'
+    assert nvrtc._first_error(log) == '/tmp/student/broken.cu:20: error: identifier "Az" is undefined'
 
 
 def test_kernel_without_extern_c_is_reported(tmp_path):

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from gpuprof import catalog, families
-from gpuprof.catalog import evaluate
+from gpuprof import families
 from gpuprof.errors import InputError, UsageError
+from gpuprof.variants import catalog
+from gpuprof.variants.catalog import evaluate
 
 # ---------------------------------------------------------------- helpers
 

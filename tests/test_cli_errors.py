@@ -12,10 +12,11 @@ from fnmatch import fnmatch
 
 import pytest
 
-from gpuprof import catalog, gpu
+from gpuprof import gpu
 from gpuprof.cli import app
 from gpuprof.errors import EnvironmentProblem
-from gpuprof.timing import MODES
+from gpuprof.measure.timing import MODES
+from gpuprof.variants import catalog
 
 # ---------------------------------------------------------------- helpers
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from gpuprof.ceilings import Ceilings
-from gpuprof.derive import derive, rate_of
+from gpuprof.analysis.ceilings import Ceilings
+from gpuprof.analysis.derive import derive, rate_of
+from gpuprof.analysis.stats import summarize
 from gpuprof.families import matmul, vecadd
 from gpuprof.results import CHECK_STATUSES, OK, SKIPPED, WRONG, CheckResult, Row, Timing
-from gpuprof.stats import summarize
 
 CEILINGS = Ceilings(bandwidth_bytes_s=3.35e12, fp32_flops=67e12, tf32_flops=495e12)
 MATMUL = {"m": 4096, "n": 4096, "k": 4096}

@@ -6,9 +6,9 @@ import itertools
 
 import pytest
 
-from gpuprof import catalog
 from gpuprof.errors import UsageError
 from gpuprof.families import conv2d
+from gpuprof.variants import catalog
 
 DEFAULT = {"n": 32, "c": 64, "h": 56, "w": 56, "k": 64, "r": 3, "s": 3}
 

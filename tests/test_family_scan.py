@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from gpuprof import catalog
 from gpuprof.families import scan
+from gpuprof.variants import catalog
 
 FAMILY = catalog.load_family("scan")
 

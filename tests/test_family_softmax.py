@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from gpuprof import catalog
 from gpuprof.families import softmax
+from gpuprof.variants import catalog
 
 FAMILY = catalog.load_family("softmax")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpuprof import catalog
 from gpuprof.families import transpose
+from gpuprof.variants import catalog
 
 
 def test_bytes_are_one_read_and_one_write_of_the_matrix():

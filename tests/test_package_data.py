@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuprof import catalog
+from gpuprof.variants import catalog
 
 REPO = Path(__file__).resolve().parent.parent
 KERNELS = REPO / "kernels"
@@ -49,7 +49,7 @@ def test_wheel_contains_every_variant_file_named_in_the_manifests(wheel_names):
 
 
 def test_wheel_contains_the_harness_and_the_package(wheel_names):
-    assert "gpuprof/harness.cu" in wheel_names
+    assert "gpuprof/measure/harness.cu" in wheel_names
     package = sorted((REPO / "gpuprof").rglob("*.py"))
     for path in package:
         assert path.relative_to(REPO).as_posix() in wheel_names

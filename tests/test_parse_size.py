@@ -1,4 +1,4 @@
-"""runner.parse_size, runner.clip and runner.grid_for ('tiles' and 'one'; 'per_sm' needs a GPU)."""
+"""sizes.parse_size, sizes.clip and sizes.grid_for ('tiles' and 'one'; 'per_sm' needs a GPU)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from gpuprof import catalog, runner
 from gpuprof.errors import UsageError
+from gpuprof.variants import catalog, sizes
 
 INT32_MAX = 2**31 - 1
 
@@ -33,7 +33,7 @@ def family(name: str) -> catalog.Family:
     ],
 )
 def test_parse_size_accepts(name, text, expected):
-    size = runner.parse_size(family(name), text)
+    size = sizes.parse_size(family(name), text)
     assert size == expected
     assert list(size) == list(family(name).dims)  # always in the family's dimension order
     assert all(type(v) is int for v in size.values())
@@ -42,7 +42,7 @@ def test_parse_size_accepts(name, text, expected):
 @pytest.mark.parametrize("name", ["matmul", "vecadd"])
 def test_parse_size_none_is_the_default_size_and_a_copy(name):
     fam = family(name)
-    size = runner.parse_size(fam, None)
+    size = sizes.parse_size(fam, None)
     assert size == fam.default_size
     assert size is not fam.default_size  # callers may change it without touching the catalogue
 
@@ -70,7 +70,7 @@ def test_parse_size_none_is_the_default_size_and_a_copy(name):
 )
 def test_parse_size_rejects_with_usage_error(name, text, words):
     with pytest.raises(UsageError) as info:
-        runner.parse_size(family(name), text)
+        sizes.parse_size(family(name), text)
     message = info.value.message
     assert info.value.exit_code == 2
     assert f"bad size '{text}'" in message
@@ -81,7 +81,7 @@ def test_parse_size_rejects_with_usage_error(name, text, words):
 
 def test_parse_size_rejects_an_overflowing_exponent():
     with pytest.raises(UsageError):
-        runner.parse_size(family("vecadd"), "1e400")
+        sizes.parse_size(family("vecadd"), "1e400")
 
 
 @pytest.mark.parametrize(
@@ -96,7 +96,7 @@ def test_parse_size_rejects_an_overflowing_exponent():
 )
 def test_clip_caps_each_dimension_and_keeps_the_rest(size, cap, expected):
     before = dict(size)
-    clipped = runner.clip(size, cap)
+    clipped = sizes.clip(size, cap)
     assert clipped == expected
     assert list(clipped) == list(size)
     assert size == before  # the input is not modified
@@ -105,7 +105,7 @@ def test_clip_caps_each_dimension_and_keeps_the_rest(size, cap, expected):
 def test_clip_with_the_shipped_caps_never_grows_a_size():
     for fam in catalog.load_all():
         for v in fam.variants:
-            clipped = runner.clip(fam.default_size, v.max_size)
+            clipped = sizes.clip(fam.default_size, v.max_size)
             assert all(clipped[d] <= fam.default_size[d] for d in fam.dims)
             if v.max_size:
                 assert all(clipped[d] <= v.max_size[d] for d in v.max_size)
@@ -118,7 +118,7 @@ def test_grid_for_tiles_covers_every_element_with_the_fewest_blocks():
             continue
         tile = v.tile_dims()
         for size in (fam.default_size, *fam.check_sizes):
-            grid = runner.grid_for(fam, v, size)
+            grid = sizes.grid_for(fam, v, size)
             assert len(grid) == len(fam.grid_dims)
             for blocks, dim, t in zip(grid, fam.grid_dims, tile):
                 assert blocks * t >= size[dim] > (blocks - 1) * t
@@ -128,7 +128,7 @@ def test_grid_for_tiles_follows_grid_dims_order():
     fam = family("matmul")  # grid_dims = [n, m]: grid.x tiles the columns of C
     v = fam.variant("blocktile_2d")
     bn, bm = v.tile_dims()
-    grid = runner.grid_for(fam, v, {"m": 10 * bm, "n": 3 * bn, "k": 8})
+    grid = sizes.grid_for(fam, v, {"m": 10 * bm, "n": 3 * bn, "k": 8})
     assert grid == (3, 10)
 
 
@@ -137,7 +137,7 @@ def test_grid_for_tiles_follows_define_overrides():
     v = fam.variant("blocktile_2d")
     size = {"m": 4096, "n": 4096, "k": 4096}
     half = v.with_defines({"BM": v.defines["BM"] // 2})
-    assert runner.grid_for(fam, half, size)[1] == 2 * runner.grid_for(fam, v, size)[1]
+    assert sizes.grid_for(fam, half, size)[1] == 2 * sizes.grid_for(fam, v, size)[1]
 
 
 def test_grid_for_vecadd_grid_is_one_thread_per_element():
@@ -145,7 +145,7 @@ def test_grid_for_vecadd_grid_is_one_thread_per_element():
     v = fam.variant("grid")
     (threads,) = v.tile_dims()
     for n in (1, 4097, 1000003, 2**28):
-        assert runner.grid_for(fam, v, {"n": n}) == (math.ceil(n / threads),)
+        assert sizes.grid_for(fam, v, {"n": n}) == (math.ceil(n / threads),)
 
 
 @pytest.mark.parametrize("variant", ["one_thread", "one_block"])
@@ -153,4 +153,4 @@ def test_grid_for_one_is_a_single_block(variant):
     fam = family("vecadd")
     v = fam.variant(variant)
     assert v.grid == "one"
-    assert runner.grid_for(fam, v, fam.default_size) == (1,)
+    assert sizes.grid_for(fam, v, fam.default_size) == (1,)

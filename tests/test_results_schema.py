@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from gpuprof import results
+from gpuprof.analysis.stats import summarize
 from gpuprof.errors import InputError
 from gpuprof.results import (
     OK,
@@ -27,7 +28,6 @@ from gpuprof.results import (
     save,
     to_dict,
 )
-from gpuprof.stats import summarize
 
 # ---------------------------------------------------------------- helpers
 

@@ -8,9 +8,10 @@ import statistics
 import numpy as np
 import pytest
 
-from gpuprof import stats, timing
+from gpuprof.analysis import stats
 from gpuprof.errors import UsageError
-from gpuprof.timing import TimingPolicy
+from gpuprof.measure import timing
+from gpuprof.measure.timing import TimingPolicy
 
 
 def noisy(n: int, rel_sigma: float, seed: int = 0, median: float = 1e-3) -> list[float]:

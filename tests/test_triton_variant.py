@@ -14,9 +14,11 @@ from pathlib import Path
 import pytest
 
 import gpuprof
-from gpuprof import catalog, families, runner, triton_variant
-from gpuprof.catalog import Variant
+from gpuprof import families
 from gpuprof.errors import EnvironmentProblem, InputError
+from gpuprof.variants import catalog, launch_plan
+from gpuprof.variants import triton as triton_variant
+from gpuprof.variants.catalog import Variant
 
 TRITON_VARIANTS = [(f.name, v.name) for f in catalog.load_all() for v in f.variants if v.is_triton]
 
@@ -46,7 +48,7 @@ def test_missing_triton_is_an_environment_problem_the_runner_skips(triton_missin
     the message, as for a vendor variant without PyTorch."""
     fam = catalog.load_family("vecadd")
     with pytest.raises(EnvironmentProblem) as info:
-        runner.make_launch_factory(fam, fam.variant("triton"), families.spec("vecadd"))
+        launch_plan.make_launch_factory(fam, fam.variant("triton"), families.spec("vecadd"))
     assert info.value.exit_code == 3
     assert "Triton is not installed" in info.value.message and "pip install triton" in info.value.message
     assert "\n" not in info.value.message
@@ -115,10 +117,10 @@ def test_runner_wraps_a_triton_launch_in_nvtx_ranges(tmp_path, no_triton_needed,
             return lambda stream: out.append(stream)
         """)
     seen = []
-    monkeypatch.setattr(runner.ranges, "ranged", lambda launch, fam, name: seen.append((fam, name)) or launch)
+    monkeypatch.setattr(launch_plan.ranges, "ranged", lambda launch, fam, name: seen.append((fam, name)) or launch)
     fam = catalog.load_family("vecadd").with_variants([v])
     out: list = []
-    runner.make_launch_factory(fam, v, families.spec("vecadd"))({}, out, {"n": 1})("s")
+    launch_plan.make_launch_factory(fam, v, families.spec("vecadd"))({}, out, {"n": 1})("s")
     assert out == ["s"] and seen == [("vecadd", "toy")]
 
 

@@ -51,7 +51,7 @@ class AddOptions:
         from dataclasses import replace
 
         from gpuprof.errors import UsageError
-        from gpuprof.user_variant import AddSpec, parse_add
+        from gpuprof.variants.user import AddSpec, parse_add
 
         if add is None:
             if block or tile or grid:

@@ -9,9 +9,9 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from gpuprof.analysis.compare import PRESETS, compare_files, gate, policy_for
 from gpuprof.cli._app import app
 from gpuprof.cli._boundary import err_console, exit_on_error
-from gpuprof.compare import PRESETS, compare_files, gate, policy_for
 from gpuprof.errors import Finding
 from gpuprof.render.compare_view import compare_json, compare_markdown, render_compare_table
 from gpuprof.render.console import make_console

@@ -24,7 +24,7 @@ def devicequery(
 
     Examples: gpuprof devicequery; gpuprof devicequery --measure --json
     """
-    from gpuprof import devicequery as core
+    from gpuprof.commands import devicequery as core
 
     with exit_on_error():
         if measure:
@@ -59,7 +59,7 @@ def doctor(as_json: Annotated[bool, typer.Option("--json", help="Print the check
 
     Example: gpuprof doctor
     """
-    from gpuprof.doctor import diagnose
+    from gpuprof.commands.doctor import diagnose
 
     checks = diagnose()
     if as_json:

@@ -9,12 +9,12 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from gpuprof import catalog
 from gpuprof.cli._app import app
 from gpuprof.cli._boundary import exit_on_error, fail
 from gpuprof.cli._options import Arch, Defines, Variants, parse_defines
+from gpuprof.commands.build import build_family
 from gpuprof.render.console import make_console
-from gpuprof.resources import build_family
+from gpuprof.variants import catalog
 
 console = make_console()
 
@@ -134,7 +134,7 @@ def new(
 
     Example: gpuprof new matmul my_tiled && gpuprof run matmul --variants smem_tiled,cublas --add my_tiled.cu
     """
-    from gpuprof.starter import write_starter
+    from gpuprof.commands.new import write_starter
 
     with exit_on_error():
         path = write_starter(catalog.load_family(family), name, directory)

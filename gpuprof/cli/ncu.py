@@ -8,18 +8,19 @@ from typing import Annotated, Optional
 import typer
 from rich.markup import escape
 
-from gpuprof import catalog, roofline
+from gpuprof.analysis import roofline
 from gpuprof.cli._app import app
 from gpuprof.cli._boundary import exit_on_error, fail
 from gpuprof.cli._options import AddOptions, Defines, Size, Variants, parse_defines
+from gpuprof.commands.ncu import NcuRun, import_report, profile_command, profile_family
 from gpuprof.errors import UsageError
-from gpuprof.ncu_profile import NcuRun, import_report, profile_command, profile_family
 from gpuprof.render.console import make_console
 from gpuprof.render.ncu_view import advice_table, kernels_table, roofline_table
 from gpuprof.render.roofline_plot import save_roofline
-from gpuprof.runner import parse_size
 from gpuprof.tools.ncu import SECTIONS, NcuOptions
-from gpuprof.user_variant import add_to_family
+from gpuprof.variants import catalog
+from gpuprof.variants.sizes import parse_size
+from gpuprof.variants.user import add_to_family
 
 console = make_console()
 

@@ -9,10 +9,10 @@ import typer
 from rich.markup import escape
 from typer.core import TyperCommand
 
-from gpuprof import nsys_profile
 from gpuprof.cli._app import app
 from gpuprof.cli._boundary import err_console, exit_on_error, fail
 from gpuprof.cli._options import JsonOut, Size, Variants
+from gpuprof.commands import nsys as nsys_profile
 from gpuprof.errors import UsageError
 from gpuprof.render.console import make_console
 from gpuprof.render.nsys_view import render_profile

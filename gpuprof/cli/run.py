@@ -9,19 +9,22 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from gpuprof import catalog, ceilings, families, results
+from gpuprof import families, results
+from gpuprof.analysis import ceilings
+from gpuprof.analysis.derive import derive
 from gpuprof.cli._app import app
 from gpuprof.cli._boundary import exit_on_error, fail
 from gpuprof.cli._options import AddOptions, Defines, JsonOut, Size, Variants, parse_defines
-from gpuprof.derive import derive
+from gpuprof.commands.run import DEFAULT_VARIANT_TIMEOUT_S, RunRequest, run_family
 from gpuprof.errors import UsageError
 from gpuprof.gpu import device_info
+from gpuprof.measure.timing import MODES, TimingPolicy
+from gpuprof.progress import Progress as Step
 from gpuprof.render.console import make_console
 from gpuprof.render.tables import run_table
-from gpuprof.runner import Progress as Step
-from gpuprof.runner import DEFAULT_VARIANT_TIMEOUT_S, RunRequest, parse_size, run_family
-from gpuprof.timing import MODES, TimingPolicy
-from gpuprof.user_variant import add_to_family
+from gpuprof.variants import catalog
+from gpuprof.variants.sizes import parse_size
+from gpuprof.variants.user import add_to_family
 
 console = make_console()
 Timeout = Annotated[float, typer.Option(
@@ -153,7 +156,7 @@ def launch(
 
     Example: ncu --nvtx --nvtx-include 'matmul/naive/' gpuprof launch matmul naive --count 3
     """
-    from gpuprof.launcher import launch_variant
+    from gpuprof.commands.launch import launch_variant
 
     with exit_on_error():
         fam = catalog.load_family(family)
@@ -178,7 +181,7 @@ def suite(
 
       gpuprof compare base.json smoke.json
     """
-    from gpuprof.suite_runner import load, run_suite
+    from gpuprof.commands.suite import load, run_suite
 
     with exit_on_error():
         spec_file = load(suite_file)

@@ -7,17 +7,17 @@ from typing import Annotated, Optional
 
 import typer
 
-from gpuprof import catalog
 from gpuprof.cli._app import app
 from gpuprof.cli._boundary import exit_on_error, fail
 from gpuprof.cli._options import AddOptions, Size, Variants
+from gpuprof.commands.sanitize import import_log, sanitize_command, sanitize_size, sanitize_targets
 from gpuprof.errors import UsageError
 from gpuprof.render.console import make_console
 from gpuprof.render.sanitize_view import findings_table, summary_table
-from gpuprof.runner import parse_size
-from gpuprof.sanitize import import_log, sanitize_command, sanitize_size, sanitize_targets
 from gpuprof.tools.sanitizer import TOOLS
 from gpuprof.tools.target import LaunchTarget
+from gpuprof.variants import catalog
+from gpuprof.variants.sizes import parse_size
 
 console = make_console()
 
@@ -81,7 +81,7 @@ def sanitize(
 
 
 def _targets(families: list[str], variants: str | None, size: str | None, add_spec) -> list[LaunchTarget]:
-    from gpuprof.user_variant import add_to_family
+    from gpuprof.variants.user import add_to_family
 
     out = []
     for name in families:

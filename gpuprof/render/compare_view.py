@@ -8,7 +8,7 @@ from dataclasses import asdict
 from rich.table import Table
 from rich.text import Text
 
-from gpuprof.compare import CompareReport, Status, Verdict, gate
+from gpuprof.analysis.compare import CompareReport, Status, Verdict, gate
 from gpuprof.render import units
 
 # Worst first, so a reader meets the failures before the noise.
@@ -62,7 +62,7 @@ def compare_markdown(report: CompareReport) -> str:
 def compare_json(report: CompareReport) -> str:
     failures = gate(report)
     data = {
-        "schema": "gpuprof.compare",
+        "schema": "gpuprof.analysis.compare",
         "schema_version": 1,
         "base": report.base_label,
         "new": report.new_label,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from gpuprof.ncu_profile import NcuRun
+from gpuprof.analysis.roofline import Point, Roof
+from gpuprof.commands.ncu import NcuRun
 from gpuprof.render import units
-from gpuprof.roofline import Point, Roof
 
 
 def _num(value: float | None, fmt: str = "{:.1f}") -> str:

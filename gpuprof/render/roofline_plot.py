@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpuprof.analysis.roofline import Point, Roof
 from gpuprof.errors import EnvironmentProblem, UsageError
-from gpuprof.roofline import Point, Roof
 
 
 def save_roofline(points: list[Point], roof: Roof, path: Path, title: str) -> Path:

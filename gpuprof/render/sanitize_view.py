@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from gpuprof.sanitize import SanitizeResult
+from gpuprof.commands.sanitize import SanitizeResult
 
 
 def summary_table(results: list[SanitizeResult]) -> Table:

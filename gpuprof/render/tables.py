@@ -5,12 +5,12 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from gpuprof.catalog import Family
-from gpuprof.ceilings import Ceilings
-from gpuprof.derive import Derived
+from gpuprof.analysis.ceilings import Ceilings
+from gpuprof.analysis.derive import Derived
+from gpuprof.measure.timing import MODES
 from gpuprof.render import units
 from gpuprof.results import OK, WRONG, size_label
-from gpuprof.timing import MODES
+from gpuprof.variants.catalog import Family
 
 _STATUS_STYLE = {OK: "green", WRONG: "bold red", "fault": "bold red", "timeout": "bold red", "skipped": "dim"}
 

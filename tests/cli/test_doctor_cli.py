@@ -6,8 +6,8 @@ import json
 
 from typer.testing import CliRunner
 
-from gpuprof import doctor
 from gpuprof.cli import app
+from gpuprof.commands import doctor
 
 
 def test_doctor_json_names_every_check_and_exits_3_when_something_is_missing(monkeypatch):

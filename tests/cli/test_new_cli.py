@@ -8,9 +8,9 @@ import subprocess
 import pytest
 from typer.testing import CliRunner
 
-from gpuprof import catalog
 from gpuprof.cli import app
-from gpuprof.user_variant import AddSpec, to_variant
+from gpuprof.variants import catalog
+from gpuprof.variants.user import AddSpec, to_variant
 
 
 @pytest.mark.parametrize("family", catalog.family_names())

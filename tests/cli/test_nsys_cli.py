@@ -10,8 +10,8 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 import gpuprof.cli.nsys  # noqa: F401  (registers the command on app)
-from gpuprof import nsys_profile
 from gpuprof.cli._app import app
+from gpuprof.commands import nsys as nsys_profile
 from gpuprof.errors import EnvironmentProblem
 from gpuprof.parsers import nsys_stats as ns
 from gpuprof.render import nsys_view

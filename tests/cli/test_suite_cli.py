@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typer.testing import CliRunner
 
-from gpuprof import results, suite_runner
+from gpuprof import results
 from gpuprof.cli import app
+from gpuprof.commands import suite as suite_runner
 from gpuprof.results import CheckResult, Results, Row, Summary, Timing
 
 

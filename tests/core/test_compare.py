@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpuprof.compare import (
+from gpuprof.analysis.compare import (
     PRESETS,
     ComparePolicy,
     Reason,
@@ -19,9 +19,9 @@ from gpuprof.compare import (
     median_interval,
     policy_for,
 )
+from gpuprof.analysis.stats import summarize
 from gpuprof.errors import InputError, UsageError
 from gpuprof.results import CheckResult, Results, Row, Timing
-from gpuprof.stats import summarize
 
 H100 = "NVIDIA H100 80GB HBM3"
 DEFAULT = PRESETS["default"]

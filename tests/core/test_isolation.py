@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from gpuprof import isolation, runner
-from gpuprof.catalog import load_family
+from gpuprof.commands import run as runner
 from gpuprof.errors import GpuprofError, UsageError
+from gpuprof.measure import isolation
+from gpuprof.measure.timing import TimingPolicy
 from gpuprof.results import FAULT, OK, TIMEOUT, CheckResult, Row
-from gpuprof.timing import TimingPolicy
+from gpuprof.variants.catalog import load_family
 from tests.core import isolation_jobs as jobs
 
 

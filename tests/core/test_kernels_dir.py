@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from gpuprof import catalog
-from gpuprof.suite_runner import case_variants, load
-from gpuprof.user_variant import AddSpec, add_to_family, load_kernels_dir
+from gpuprof.commands.suite import case_variants, load
+from gpuprof.variants import catalog
+from gpuprof.variants.user import AddSpec, add_to_family, load_kernels_dir
 
 FAULTY = Path(__file__).resolve().parents[1] / "kernels" / "faulty"
 SUITE = Path(__file__).resolve().parents[1] / "suites" / "faulty.toml"

@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from gpuprof import catalog, nsys_profile
+from gpuprof.commands import nsys as nsys_profile
+from gpuprof.commands.nsys import NsysRequest
 from gpuprof.errors import EnvironmentProblem, InputError, ParseError, UsageError
-from gpuprof.nsys_profile import NsysRequest
 from gpuprof.parsers import nsys_stats as ns
 from gpuprof.tools import _proc
 from gpuprof.tools import nsys as tools
 from gpuprof.tools.target import LaunchTarget
+from gpuprof.variants import catalog
 from tests.nsys_fakes import (
     EIGHT_REPORTS,
     PROFILE_IMPORTER_FAILED,

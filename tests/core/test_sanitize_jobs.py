@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from gpuprof import sanitize
-from gpuprof.sanitize import SanitizeResult
+from gpuprof.commands import sanitize
+from gpuprof.commands.sanitize import SanitizeResult
 from gpuprof.tools.target import LaunchTarget
 
 

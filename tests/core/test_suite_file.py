@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from gpuprof.errors import InputError
-from gpuprof.suite import SuiteCase, load_suite
+from gpuprof.suite_file import SuiteCase, load_suite
 
 SUITES = Path(__file__).resolve().parents[2] / "suites"
 # The catalogue as the issue states it; the real one comes from kernels/*/family.toml at run time.

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from gpuprof import catalog
-from gpuprof.ncu_profile import profile_family
-from gpuprof.sanitize import sanitize_size, sanitize_targets
+from gpuprof.commands.ncu import profile_family
+from gpuprof.commands.sanitize import sanitize_size, sanitize_targets
 from gpuprof.tools.ncu import NcuOptions
 from gpuprof.tools.target import LaunchTarget
-from gpuprof.user_variant import parse_add, to_variant
+from gpuprof.variants import catalog
+from gpuprof.variants.user import parse_add, to_variant
 
 pytestmark = pytest.mark.gpu
 KERNELS = Path(__file__).resolve().parent.parent / "kernels"

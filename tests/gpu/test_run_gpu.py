@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from gpuprof import catalog, families, results
-from gpuprof.catalog import Variant
-from gpuprof.derive import derive
-from gpuprof.runner import RunRequest, run_family
-from gpuprof.timing import TimingPolicy
+from gpuprof import families, results
+from gpuprof.analysis.derive import derive
+from gpuprof.commands.run import RunRequest, run_family
+from gpuprof.measure.timing import TimingPolicy
+from gpuprof.variants import catalog
+from gpuprof.variants.catalog import Variant
 
 pytestmark = pytest.mark.gpu
 

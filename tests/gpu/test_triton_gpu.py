@@ -9,10 +9,11 @@ import shutil
 import pytest
 from typer.testing import CliRunner
 
-from gpuprof import catalog, families, results
-from gpuprof.derive import derive
-from gpuprof.runner import RunRequest, run_family
-from gpuprof.timing import TimingPolicy
+from gpuprof import families, results
+from gpuprof.analysis.derive import derive
+from gpuprof.commands.run import RunRequest, run_family
+from gpuprof.measure.timing import TimingPolicy
+from gpuprof.variants import catalog
 
 pytestmark = pytest.mark.gpu
 
@@ -75,7 +76,7 @@ def test_triton_variant_launches_alone_like_under_a_profiler(family):
 def test_triton_variants_are_clean_under_memcheck(tmp_path):
     if shutil.which("compute-sanitizer") is None:
         pytest.skip("compute-sanitizer is not on PATH")
-    from gpuprof.sanitize import sanitize_size, sanitize_targets
+    from gpuprof.commands.sanitize import sanitize_size, sanitize_targets
     from gpuprof.tools.target import LaunchTarget
 
     targets = [LaunchTarget(f.name, v.name, sanitize_size(list(f.check_sizes)), plain_allocations=True)

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import secrets
 
-from gpuprof import catalog, families
+from gpuprof import families
 from gpuprof.gpu import cupy, device_info
-from gpuprof.runner import clip, make_launch_factory
+from gpuprof.variants import catalog
+from gpuprof.variants.launch_plan import make_launch_factory
+from gpuprof.variants.sizes import clip
 
 
 def launch_variant(family_name: str, variant_name: str, size: dict[str, int], *, count: int = 1,

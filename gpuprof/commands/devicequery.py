@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from gpuprof import ceilings, fingerprint
+from gpuprof import fingerprint
+from gpuprof.analysis import ceilings
 from gpuprof.gpu import DeviceInfo, cupy, device_info
 
 
@@ -143,7 +144,7 @@ def measure() -> ceilings.Ceilings:
 
 
 def _best_median(launch, repeats: int = 20) -> float:
-    from gpuprof import timing
+    from gpuprof.measure import timing
 
     t = timing.measure(launch, timing.shared_harness(),
                        timing.TimingPolicy(mode="hot", min_samples=repeats, max_time_s=2.0))

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuprof import stats
+from gpuprof.analysis import stats
 from gpuprof.errors import UsageError
 from gpuprof.gpu import cupy, device_info
 from gpuprof.results import Timing

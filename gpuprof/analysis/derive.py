@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpuprof.ceilings import Ceilings
+from gpuprof.analysis.ceilings import Ceilings
 from gpuprof.results import OK, Row
 
 

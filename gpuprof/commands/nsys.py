@@ -13,8 +13,6 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from gpuprof import catalog
-from gpuprof.catalog import Family, Variant
 from gpuprof.errors import EnvironmentProblem, GpuprofError, InputError, ParseError, UsageError
 from gpuprof.parsers import nsys_stats as ns
 from gpuprof.parsers.nsys_stats import (
@@ -24,10 +22,13 @@ from gpuprof.parsers.nsys_stats import (
     NsysNvtxSummary,
     NsysToolError,
 )
+from gpuprof.progress import Progress
 from gpuprof.results import atomic_write_text
-from gpuprof.runner import Progress, parse_size
 from gpuprof.tools import nsys as tools
 from gpuprof.tools.target import LaunchTarget
+from gpuprof.variants import catalog
+from gpuprof.variants.catalog import Family, Variant
+from gpuprof.variants.sizes import parse_size
 
 DEFAULT_OUT = Path("gpuprof-nsys")
 COUNT = 3  # launches per variant: nsys adds little overhead, so the default size is fine
@@ -346,7 +347,7 @@ def torch_profile_family(family: Family, variants: list[Variant], size: dict[str
                          missing: str = "nsys was not found") -> NsysProfile:
     """The same launches in this process under torch.profiler; one Chrome trace per variant."""
     version = _torch_version(missing)
-    from gpuprof.launcher import launch_variant
+    from gpuprof.commands.launch import launch_variant
 
     prepare_out_dir(out_dir)
     summaries = []

@@ -8,8 +8,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuprof.catalog import Family, Variant, check_geometry, parse_variant, validate_variants
 from gpuprof.errors import InputError, UsageError
+from gpuprof.variants.catalog import Family, Variant, check_geometry, parse_variant, validate_variants
 
 _KERNEL = re.compile(r'extern\s+"C"\s+__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(\w+)\s*\(([^)]*)\)', re.S)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuprof.catalog import Family
 from gpuprof.errors import UsageError
+from gpuprof.variants.catalog import Family
 
 TEMPLATE = """// {family} / {name}
 // What this variant does, in one or two lines.

@@ -6,8 +6,8 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from gpuprof.build import CACHE_DIR
 from gpuprof.gpu import DeviceInfo
+from gpuprof.paths import CACHE_DIR
 
 # FP32 lanes per SM by compute capability (CUDA C Programming Guide, arithmetic instruction table).
 FP32_LANES_PER_SM = {"7.0": 64, "7.5": 64, "8.0": 64, "8.6": 128, "8.7": 128, "8.9": 128, "9.0": 128,

@@ -7,12 +7,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from gpuprof import catalog, isolation, results
-from gpuprof.catalog import Variant
-from gpuprof.runner import DEFAULT_VARIANT_TIMEOUT_S, Progress, RunRequest, run_family
-from gpuprof.suite import Suite, SuiteCase, load_suite
-from gpuprof.timing import TimingPolicy
-from gpuprof.user_variant import load_kernels_dir
+from gpuprof import results
+from gpuprof.commands.run import DEFAULT_VARIANT_TIMEOUT_S, RunRequest, run_family
+from gpuprof.measure import isolation
+from gpuprof.measure.timing import TimingPolicy
+from gpuprof.progress import Progress
+from gpuprof.suite_file import Suite, SuiteCase, load_suite
+from gpuprof.variants import catalog
+from gpuprof.variants.catalog import Variant
+from gpuprof.variants.user import load_kernels_dir
 
 
 def load(path: Path) -> Suite:

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import contextlib
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuprof import build, catalog, families, fingerprint, isolation, ranges, timing
-from gpuprof.catalog import Family, Variant
-from gpuprof.check import check_variant
+from gpuprof import families, fingerprint
 from gpuprof.errors import EnvironmentProblem, UsageError
 from gpuprof.gpu import cupy, device_info
+from gpuprof.measure import isolation, timing
+from gpuprof.measure.check import check_variant
+from gpuprof.progress import Progress, ProgressFn
 from gpuprof.results import FAULT, OK, SKIPPED, TIMEOUT, CheckResult, Results, Row
+from gpuprof.variants import catalog
+from gpuprof.variants.catalog import Family, Variant
+from gpuprof.variants.launch_plan import make_launch_factory
+from gpuprof.variants.sizes import clip
 
 DEFAULT_VARIANT_TIMEOUT_S = 300.0  # compile + check at every size + timing; a hang ends here
 MEMORY_HEADROOM = 4.0  # inputs + output + the float64 reference and its temporaries
@@ -30,119 +34,6 @@ class RunRequest:
     defines: dict[str, int] = field(default_factory=dict)
     isolate: bool = True  # each variant in a worker process: a fault or hang costs only that variant
     timeout_s: float = DEFAULT_VARIANT_TIMEOUT_S  # per variant, with isolate
-
-
-@dataclass(frozen=True)
-class Progress:
-    """What the core reports while it works; the CLI turns it into a progress bar."""
-
-    variant: str
-    step: str  # "compile" | "check" | "time" | "done"
-    index: int
-    total: int
-
-
-ProgressFn = Callable[[Progress], None]
-
-
-def parse_size(family: Family, text: str | None) -> dict[str, int]:
-    """'4096' or '4096x4096x4096' or 'm=4096,n=2048,k=512' -> a size in the family's dims."""
-    if text is None:
-        return dict(family.default_size)
-    dims = family.dims
-    usage = f"--size for {family.name} is {'x'.join(d.upper() for d in dims)} (e.g. {catalog_size_example(family)})"
-    try:
-        if "=" in text:
-            pairs = {k.lower(): v for k, v in (p.split("=", 1) for p in text.replace(" ", "").split(","))}
-            values = {d: _integer(pairs.pop(d)) for d in dims}
-            if pairs:
-                raise ValueError
-        else:
-            parts = [_integer(p) for p in text.lower().split("x")]
-            if len(parts) == 1:
-                parts = parts * len(dims)
-            if len(parts) != len(dims):
-                raise ValueError
-            values = dict(zip(dims, parts))
-    except (ValueError, KeyError, OverflowError):
-        raise UsageError(f"bad size '{text}': {usage}") from None
-    for d, v in values.items():
-        if v < 1:
-            raise UsageError(f"bad size '{text}': {d} must be a positive integer; {usage}")
-        if v > 2**31 - 1:
-            raise UsageError(f"bad size '{text}': {d} = {v} is over the 32-bit index limit of the kernels")
-    return values
-
-
-def _integer(text: str) -> int:
-    """'4096', '2^28' or '1e6' as an integer."""
-    if "^" in text:
-        base, _, exp = text.partition("^")
-        return int(base) ** int(exp)
-    if "e" in text:
-        value = float(text)
-        if value != int(value):
-            raise ValueError(text)
-        return int(value)
-    return int(text)
-
-
-def catalog_size_example(family: Family) -> str:
-    return "x".join(str(v) for v in family.default_size.values())
-
-
-def clip(size: dict[str, int], cap: dict[str, int] | None) -> dict[str, int]:
-    if not cap:
-        return dict(size)
-    return {d: min(v, cap.get(d, v)) for d, v in size.items()}
-
-
-def grid_for(family: Family, variant: Variant, size: dict[str, int]) -> tuple[int, ...]:
-    if variant.grid == "one":
-        return (1,)
-    if variant.grid.startswith("per_sm:"):
-        return (device_info().sm_count * int(variant.grid.split(":", 1)[1]),)
-    return tuple(math.ceil(size[d] / t) for d, t in zip(family.grid_dims, variant.tile_dims()))
-
-
-@dataclass(frozen=True)
-class LaunchContext:
-    """What a family's plan() gets besides the buffers: the manifest's geometry and the device."""
-
-    grid: tuple[int, ...]
-    block: tuple[int, int, int]
-
-    @property
-    def sm_count(self) -> int:
-        return device_info().sm_count
-
-
-def make_launch_factory(family: Family, variant: Variant, spec: Any, *, nvtx: bool = True):
-    """launch_for(inputs, out, size) -> launch(stream), inside NVTX family -> variant ranges
-    (unless nvtx=False: warm-up launches a profiler must not select)."""
-    wrap = (lambda launch: ranges.ranged(launch, family.name, variant.name)) if nvtx else (lambda launch: launch)
-    if variant.vendor:
-        return lambda inputs, out, size: wrap(spec.vendor_launch(variant.name, inputs, out, size))
-    if variant.is_triton:  # a .py file with make_launch(inputs, out, size); Triton compiles at its first launch
-        from gpuprof import triton_variant
-
-        triton_launch_for = triton_variant.launch_factory(variant)
-        return lambda inputs, out, size: wrap(triton_launch_for(inputs, out, size))
-    kernel = build.compile_variant(variant)
-    block = variant.block_dims()
-
-    def kernel_for(inputs, out, size):
-        grid = grid_for(family, variant, size)
-        if hasattr(spec, "plan"):  # the family launches this variant its own way (several kernels, workspace)
-            return wrap(spec.plan(variant, kernel.functions, inputs, out, size, LaunchContext(grid, block)))
-        args = spec.kernel_args(inputs, out, size)
-
-        def launch(stream: Any) -> None:
-            kernel.function(grid, block, args, stream=stream)
-
-        return wrap(launch)
-
-    return kernel_for
 
 
 def run_family(request: RunRequest, progress: ProgressFn | None = None,

@@ -12,8 +12,8 @@ from typing import Any
 
 from gpuprof.errors import InputError, UsageError
 
-_PACKAGED = Path(__file__).parent / "_kernels"  # where a wheel puts kernels/ (pyproject force-include)
-_SOURCE_TREE = Path(__file__).parent.parent / "kernels"  # a checkout or an editable install
+_PACKAGED = Path(__file__).resolve().parents[1] / "_kernels"  # where a wheel puts kernels/ (pyproject force-include)
+_SOURCE_TREE = Path(__file__).resolve().parents[2] / "kernels"  # a checkout or an editable install
 
 Expr = int | str
 

@@ -8,13 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpuprof.catalog import Variant, kernels_root
 from gpuprof.errors import InputError
 from gpuprof.gpu import cupy, device_info
-
-# CuPy caches compiled modules on disk keyed by source, options, architecture and NVRTC version;
-# gpuprof points that cache at its own folder so `gpuprof` runs share it.
-CACHE_DIR = Path(os.environ.get("GPUPROF_CACHE_DIR", Path.home() / ".cache" / "gpuprof"))
+from gpuprof.paths import CACHE_DIR
+from gpuprof.variants.catalog import Variant, kernels_root
 
 
 @dataclass(frozen=True)

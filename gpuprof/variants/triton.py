@@ -14,9 +14,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from gpuprof.build import display_path
-from gpuprof.catalog import Variant
 from gpuprof.errors import EnvironmentProblem, InputError
+from gpuprof.variants.catalog import Variant
+from gpuprof.variants.nvrtc import display_path
 
 ENTRY_POINT = "make_launch"
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from gpuprof.build import as_file_line, display_path
-from gpuprof.catalog import Family, Variant
 from gpuprof.parsers.nvcc_resources import ResourceUsage, parse_ptxas
 from gpuprof.tools import nvcc
+from gpuprof.variants.catalog import Family, Variant
+from gpuprof.variants.nvrtc import as_file_line, display_path
 
 
 @dataclass(frozen=True)

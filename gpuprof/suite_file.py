@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from gpuprof.compare import PRESETS
+from gpuprof.analysis.compare import PRESETS
 from gpuprof.errors import InputError
 
 SUITE_SCHEMA = 1

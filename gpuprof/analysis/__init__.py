@@ -1,0 +1,1 @@
+"""Pure analysis of measured numbers: statistics, rates, ceilings, roofline, the compare gate."""

@@ -1,0 +1,1 @@
+"""One module per gpuprof command: the core each CLI command calls (no Typer, no printing)."""

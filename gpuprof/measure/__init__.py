@@ -1,0 +1,1 @@
+"""Measuring a variant: correctness check, timing (with harness.cu), worker isolation."""

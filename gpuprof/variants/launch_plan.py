@@ -1,0 +1,51 @@
+"""The launch factory: a variant (CUDA, Triton or vendor) -> launch(stream), inside its NVTX ranges."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gpuprof.gpu import device_info
+from gpuprof.variants import nvrtc, ranges
+from gpuprof.variants.catalog import Family, Variant
+from gpuprof.variants.sizes import grid_for
+
+
+@dataclass(frozen=True)
+class LaunchContext:
+    """What a family's plan() gets besides the buffers: the manifest's geometry and the device."""
+
+    grid: tuple[int, ...]
+    block: tuple[int, int, int]
+
+    @property
+    def sm_count(self) -> int:
+        return device_info().sm_count
+
+
+def make_launch_factory(family: Family, variant: Variant, spec: Any, *, nvtx: bool = True):
+    """launch_for(inputs, out, size) -> launch(stream), inside NVTX family -> variant ranges
+    (unless nvtx=False: warm-up launches a profiler must not select)."""
+    wrap = (lambda launch: ranges.ranged(launch, family.name, variant.name)) if nvtx else (lambda launch: launch)
+    if variant.vendor:
+        return lambda inputs, out, size: wrap(spec.vendor_launch(variant.name, inputs, out, size))
+    if variant.is_triton:  # a .py file with make_launch(inputs, out, size); Triton compiles at its first launch
+        from gpuprof.variants import triton as triton_variant
+
+        triton_launch_for = triton_variant.launch_factory(variant)
+        return lambda inputs, out, size: wrap(triton_launch_for(inputs, out, size))
+    kernel = nvrtc.compile_variant(variant)
+    block = variant.block_dims()
+
+    def kernel_for(inputs, out, size):
+        grid = grid_for(family, variant, size)
+        if hasattr(spec, "plan"):  # the family launches this variant its own way (several kernels, workspace)
+            return wrap(spec.plan(variant, kernel.functions, inputs, out, size, LaunchContext(grid, block)))
+        args = spec.kernel_args(inputs, out, size)
+
+        def launch(stream: Any) -> None:
+            kernel.function(grid, block, args, stream=stream)
+
+        return wrap(launch)
+
+    return kernel_for
