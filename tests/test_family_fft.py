@@ -3,6 +3,7 @@ numpy emulation of the kernels' exact index and twiddle formulas against numpy.f
 
 from __future__ import annotations
 
+import itertools
 import math
 from types import SimpleNamespace
 
@@ -86,7 +87,7 @@ def test_emulated_kernels_match_numpy_fft(n, tile_points):
 def test_schedule_reads_in_first_writes_out_last_and_never_in_place(n, tile_points):
     steps = fft.schedule(n, tile_points)
     assert steps[0].src == "in" and steps[-1].dst == "out"
-    assert all(a.dst == b.src for a, b in zip(steps, steps[1:]))
+    assert all(a.dst == b.src for a, b in itertools.pairwise(steps))
     assert all(s.src != s.dst and s.dst != "in" for s in steps)
     stages = int(math.log2(n))
     if tile_points is None:
