@@ -39,6 +39,10 @@ class Variant:
     defines: dict[str, int] = field(default_factory=dict)
     max_size: dict[str, int] | None = None  # a slow variant runs at min(size, max_size)
     user: bool = False  # added from the command line, not shipped
+    # Family-specific per-variant settings (`options = { ... }` in the manifest), read by the
+    # family's host module: e.g. transfers' memory kind. Per-variant behaviour lives here, never
+    # in a test of the variant's name.
+    options: dict[str, Any] = field(default_factory=dict)
 
     @property
     def is_cuda(self) -> bool:
@@ -173,8 +177,9 @@ def parse_variant(path: Path, index: int, data: dict[str, Any], *, user: bool = 
     m = _Manifest(path, data, where=f"variant {index}")
     vendor = bool(data.get("vendor", False))
     name = m.str("name")
+    options = m.options()
     if vendor:
-        return Variant(name=name, technique=m.str("technique"), vendor=True)
+        return Variant(name=name, technique=m.str("technique"), vendor=True, options=options)
     language = data.get("language", "cuda")
     if language not in LANGUAGES:
         raise m.fail("language", f"is {language!r}; choose from: {', '.join(LANGUAGES)}")
@@ -186,7 +191,7 @@ def parse_variant(path: Path, index: int, data: dict[str, Any], *, user: bool = 
         if not file.endswith(".py"):
             raise m.fail("file", f"is {file!r}; a Triton variant is a .py file")
         return Variant(name=name, technique=m.str("technique"), language="triton", file=path.parent / file,
-                       max_size=m.size("max_size") if "max_size" in data else None, user=user)
+                       max_size=m.size("max_size") if "max_size" in data else None, user=user, options=options)
     defines = data.get("defines", {})
     if not isinstance(defines, dict) or not all(isinstance(v, int) for v in defines.values()):
         raise InputError(f"{path}: variant {index}: 'defines' must be a table of integers")
@@ -202,6 +207,7 @@ def parse_variant(path: Path, index: int, data: dict[str, Any], *, user: bool = 
         defines=dict(defines),
         max_size=m.size("max_size") if "max_size" in data else None,
         user=user,
+        options=options,
     )
 
 
@@ -324,6 +330,13 @@ class _Manifest:
         if not isinstance(value, list) or not value:
             raise self.fail(key, "must be a non-empty list of size tables")
         return [_size(v, lambda why: self.fail(key, why)) for v in value]
+
+    def options(self) -> dict[str, Any]:
+        """The optional `options` table: family-specific keys of a variant (strings, numbers, booleans)."""
+        value = self.data.get("options", {})
+        if not isinstance(value, dict) or not all(isinstance(v, (str, int, float, bool)) for v in value.values()):
+            raise self.fail("options", "must be a table of strings, numbers or booleans, e.g. { memory = \"pinned\" }")
+        return dict(value)
 
     def table_list(self, key: str) -> list[dict[str, Any]]:
         value = self._get(key)
