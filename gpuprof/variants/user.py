@@ -17,7 +17,7 @@ _BOUNDS = r'__launch_bounds__\s*\((?P<{}>(?:[^()]|\([^()]*\))*)\)\s*'
 KERNEL_DECLARATION = re.compile(
     r'extern\s+"C"\s+__global__\s+' + "(?:" + _BOUNDS.format("bounds_before") + ")?"
     + r"void\s+" + "(?:" + _BOUNDS.format("bounds") + ")?"
-    + r"(?P<name>[A-Za-z_]\w*)\s*\((?P<params>[^)]*)\)",
+    + r"(?!__launch_bounds__\b)(?P<name>[A-Za-z_]\w*)\s*\((?P<params>[^)]*)\)",
     re.S,
 )
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
