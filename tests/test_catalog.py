@@ -508,8 +508,8 @@ def test_select_unknown_name_lists_the_choices(names):
         fam.select(names)
     message = info.value.message
     assert "unknown variant" in message
-    assert all(name in message for name in fam.variant_names)
-    assert "smem_tiled (tiled" in message  # aliases are listed beside their variant
+    assert ", ".join(fam.variant_names) in message
+    assert "tiled = smem_tiled" in message  # aliases are listed after the names
 
 
 def test_select_takes_the_design_cards_names_by_alias():

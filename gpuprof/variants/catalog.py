@@ -89,12 +89,9 @@ class Family:
         if matches:
             raise UsageError(f"variant '{name}' of {self.name} is ambiguous: it could be "
                              f"{' or '.join(v.name for v in matches)}; type more of the name")
-        raise UsageError(
-            f"unknown variant '{name}' of {self.name}; choose from: {', '.join(self._names_with_aliases())}"
-        )
-
-    def _names_with_aliases(self) -> list[str]:
-        return [v.name + (f" ({', '.join(v.aliases)})" if v.aliases else "") for v in self.variants]
+        aliases = [f"{a} = {v.name}" for v in self.variants for a in v.aliases]
+        raise UsageError(f"unknown variant '{name}' of {self.name}; choose from: {', '.join(self.variant_names)}"
+                         + (f" (aliases: {', '.join(aliases)})" if aliases else ""))
 
     @property
     def variant_names(self) -> list[str]:
