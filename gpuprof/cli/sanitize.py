@@ -13,8 +13,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from gpuprof.cli._app import app
 from gpuprof.cli._boundary import exit_on_error, fail
 from gpuprof.cli._options import AddOptions, Size, Variants
-from gpuprof.commands.sanitize import (SanitizeRun, default_jobs, import_log, racecheck_skips, sanitize_command,
-                                       sanitize_size, sanitize_targets)
+from gpuprof.commands.sanitize import (
+    SanitizeRun,
+    default_jobs,
+    import_log,
+    racecheck_skips,
+    sanitize_command,
+    sanitize_size,
+    sanitize_targets,
+)
 from gpuprof.errors import UsageError
 from gpuprof.render.console import make_console
 from gpuprof.render.sanitize_view import command_table, families_table, findings_view, skipped_line

@@ -6,9 +6,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpuprof.errors import UsageError
 from gpuprof.parsers.nvcc_resources import ResourceUsage, parse_ptxas
 from gpuprof.tools import nvcc
-from gpuprof.errors import UsageError
 from gpuprof.variants.catalog import Family, Variant
 from gpuprof.variants.nvrtc import as_file_line, display_path
 from gpuprof.variants.user import kernel_declarations

@@ -14,6 +14,7 @@ import shutil
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from itertools import pairwise
 from pathlib import Path
 
 from gpuprof.commands.sanitize_sources import SourceFinder, SourceLine, python_scripts
@@ -253,8 +254,7 @@ def sanitize_targets(targets: list[LaunchTarget], tools: list[str], out_dir: Pat
 def _target_dirs(target: LaunchTarget) -> list[Path]:
     root = kernels_root()
     dirs = [root / target.family]
-    args = list(target.add)
-    for option, value in zip(args, args[1:]):
+    for option, value in pairwise(target.add):
         if option == "--add":
             path = Path(value.rsplit(":", 1)[0] if not Path(value).is_file() else value)
             dirs.append(path.parent)

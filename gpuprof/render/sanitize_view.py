@@ -17,18 +17,14 @@ from gpuprof.tools.sanitizer import TOOLS
 
 
 def verdict(r: SanitizeResult) -> str:
-    """One cell: clean, not judged, or printed vs counted."""
+    """One cell: clean, found (with why the counts may differ), or not judged."""
     if r.error:
         return "[red]not judged[/]"
     if r.clean:
         return "[green]clean[/]"
-    counted = r.counted
-    text = f"[bold red]{len(r.findings)} printed[/]"
-    if counted is None:
-        return text + ", [red]no summary[/]"
-    if counted != len(r.findings):
-        text += f", {counted} counted"
-    return text + (" [red](capped)[/]" if r.truncated else "")
+    if r.counted is None:
+        return "[bold red]found[/], [red]no summary[/]"
+    return "[bold red]found[/]" + (" [red](capped)[/]" if r.truncated else "")
 
 
 def families_table(run: SanitizeRun, tools: list[str]) -> Table:

@@ -18,9 +18,9 @@ KERNEL_DECLARATION = re.compile(
     r'extern\s+"C"\s+__global__\s+' + "(?:" + _BOUNDS.format("bounds_before") + ")?"
     + r"void\s+" + "(?:" + _BOUNDS.format("bounds") + ")?"
     + r"(?!__launch_bounds__\b)(?P<name>[A-Za-z_]\w*)\s*\((?P<params>[^)]*)\)",
-    re.S,
+    re.DOTALL,
 )
-_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 
 
 @dataclass(frozen=True)
