@@ -11,6 +11,7 @@ from rich.table import Table
 from gpuprof.cli._app import app
 from gpuprof.cli._boundary import exit_on_error
 from gpuprof.render.console import make_console
+from gpuprof.render.devicequery_view import devicequery_tables
 
 console = make_console()
 
@@ -33,23 +34,8 @@ def devicequery(
     if as_json:
         print(json.dumps(data, indent=1))
         return
-    for section, values in data.items():
-        table = Table(title=section, title_justify="left", show_header=False)
-        table.add_column("field", style="bold")
-        table.add_column("value")
-        for key, value in values.items():
-            table.add_row(key.replace("_", " "), _fmt(value))
+    for table in devicequery_tables(data):
         console.print(table)
-
-
-def _fmt(value: object) -> str:
-    if isinstance(value, float):
-        return f"{value:,.3f}".rstrip("0").rstrip(".")
-    if isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:,}"
-    if isinstance(value, list):
-        return ", ".join(_fmt(v) for v in value)
-    return str(value)
 
 
 @app.command()

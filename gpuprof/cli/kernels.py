@@ -11,10 +11,12 @@ from rich.table import Table
 
 from gpuprof.cli._app import app
 from gpuprof.cli._boundary import exit_on_error, fail
-from gpuprof.cli._options import Arch, Defines, Variants, parse_defines
-from gpuprof.commands.build import build_family
+from gpuprof.cli._options import AddOptions, Arch, Defines, Variants, parse_defines
+from gpuprof.commands.build import build_family, build_file
+from gpuprof.errors import UsageError
 from gpuprof.render.console import make_console
 from gpuprof.variants import catalog
+from gpuprof.variants.user import add_to_family
 
 console = make_console()
 
@@ -74,23 +76,44 @@ def _family_json(fam: catalog.Family) -> dict:
 
 @app.command()
 def build(family: FamilyArg = None, variants: Variants = None, arch: Arch = "sm_90", define: Defines = None,
-          as_json: Annotated[bool, typer.Option("--json", help="Print the resource report as JSON.")] = False) -> None:
+          as_json: Annotated[bool, typer.Option("--json", help="Print the resource report as JSON.")] = False,
+          add: Annotated[Optional[str], typer.Option(
+              "--add", help="Your own .cu file (FILE[:function]): with a FAMILY its signature is checked too; "
+                            "alone, every extern \"C\" kernel in it is reported.")] = None,
+          kernels_dir: AddOptions.KernelsDir = None) -> None:
     """Compile kernels with nvcc and print ptxas's resource report (registers, shared memory, stack, spills).
 
     Needs nvcc, not a GPU. Vendor variants have no source, and Triton variants are compiled by
     Triton at their first launch (`gpuprof run`), so both are left out, named under the table.
-    Examples: gpuprof build; gpuprof build matmul --arch sm_90 -D BM=64
+    With --add or --kernels-dir only your kernels are built (add --variants to put built-ins beside them).
+    Examples: gpuprof build; gpuprof build matmul --arch sm_90 -D BM=64; gpuprof build --add mine.cu;
+    gpuprof build matmul --add mine.cu --variants smem_tiled
     """
     with exit_on_error():
-        families = [catalog.load_family(family)] if family else catalog.load_all()
         overrides = parse_defines(define)
+        spec = AddOptions.spec(add, None, None, None, kernels_dir)
         results = []
         triton = []
+        if spec is not None and spec.path is not None and family is None:
+            if kernels_dir is not None:
+                raise UsageError("--add without a FAMILY builds one file; give a FAMILY to use --kernels-dir with it")
+            results += build_file(spec.path, arch, overrides)
+            families = []
+        else:
+            families = [catalog.load_family(family)] if family else catalog.load_all()
         for fam in families:
-            chosen = fam.select(variants) if family else list(fam.variants)
+            fam, extra = add_to_family(fam, spec)
+            if spec is None:
+                chosen = fam.select(variants) if family else list(fam.variants)
+            else:
+                chosen = fam.select(variants) if variants else []
+                chosen += [v for v in extra if v not in chosen]
             chosen = fam.apply_defines(chosen, overrides)
             triton += [f"{fam.name}/{v.name}" for v in chosen if v.is_triton]
             results += build_family(fam, chosen, arch)
+        if spec is not None and not results:
+            raise UsageError(f"--kernels-dir {kernels_dir} lists no variant for "
+                             f"{family or 'any family'} (it needs DIR/<family>.toml)")
     if as_json:
         print(json.dumps([_build_json(r) for r in results], indent=1))
     else:

@@ -140,7 +140,7 @@ class _progress_bar:
 @app.command(hidden=True)
 def launch(
     family: Annotated[str, typer.Argument(help="Kernel family.")],
-    variant: Annotated[str, typer.Argument(help="One variant.")],
+    variant: Annotated[str, typer.Argument(help="One variant, or a comma list launched one after another in this process.")],
     size: Size = None,
     count: Annotated[int, typer.Option("--count", help="Launches to make.")] = 1,
     warmup: Annotated[int, typer.Option("--warmup", help="Extra launches first.")] = 0,
@@ -160,9 +160,10 @@ def launch(
 
     with exit_on_error():
         fam = catalog.load_family(family)
-        launch_variant(family, variant, parse_size(fam, size), count=count, warmup=warmup,
-                       plain_allocations=plain_alloc, defines=parse_defines(define),
-                       extra=add_to_family(fam, AddOptions.spec(add, block, tile, grid, kernels_dir))[1])
+        extra = add_to_family(fam, AddOptions.spec(add, block, tile, grid, kernels_dir))[1]
+        for name in variant.split(","):  # several: one start-up for a sanitizer's batch
+            launch_variant(family, name, parse_size(fam, size), count=count, warmup=warmup,
+                           plain_allocations=plain_alloc, defines=parse_defines(define), extra=extra)
 
 
 @app.command()

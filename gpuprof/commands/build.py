@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
+from gpuprof.errors import UsageError
 from gpuprof.parsers.nvcc_resources import ResourceUsage, parse_ptxas
 from gpuprof.tools import nvcc
 from gpuprof.variants.catalog import Family, Variant
 from gpuprof.variants.nvrtc import as_file_line, display_path
+from gpuprof.variants.user import kernel_declarations
 
 
 @dataclass(frozen=True)
@@ -41,9 +44,30 @@ def build_family(family: Family, variants: list[Variant], arch: str, jobs: int =
         return list(pool.map(lambda v: build_variant(family, v, arch), compiled))
 
 
-def _first_error(stderr: str, variant: Variant) -> str:
-    shown = display_path(variant.file) if variant.file else variant.name
+def build_file(path: Path, arch: str, defines: dict[str, int] | None = None) -> list[BuildResult]:
+    """A student's .cu file with no family to check it against (`gpuprof build --add mine.cu`):
+    one result per extern "C" kernel in it (a template's instances are reached through them), or
+    per entry ptxas compiled when the file declares none extern "C"."""
+    try:
+        source = path.read_text()
+    except OSError as exc:
+        raise UsageError(f"--add {path}: cannot read it ({exc.strerror or exc})") from None
+    defines = defines or {}
+    done = nvcc.compile_report(path, arch=arch, defines=defines)
+    if done.returncode != 0:
+        return [BuildResult("-", path.stem, defines, None, _first_error(done.stderr, path))]
+    usages = parse_ptxas(done.stderr, str(path))
+    declared = kernel_declarations(source)
+    shown = [u for u in usages if u.kernel in declared] or usages
+    if not shown:
+        return [BuildResult("-", path.stem, defines, None, f"{path}: nvcc compiled no __global__ kernel")]
+    return [BuildResult("-", f"{path.stem}:{u.kernel}", defines, u, None) for u in shown]
+
+
+def _first_error(stderr: str, variant: Variant | Path) -> str:
+    file = variant if isinstance(variant, Path) else variant.file
+    shown = display_path(file) if file else variant.name  # type: ignore[union-attr]
     for line in stderr.splitlines():
         if "error" in line:
-            return as_file_line(line.replace(str(variant.file), shown))
+            return as_file_line(line.replace(str(file), shown))
     return (stderr.strip().splitlines() or ["nvcc failed without a message"])[-1]

@@ -27,7 +27,7 @@ def query() -> dict[str, Any]:
             "memory_bus_width_bits": info.memory_bus_width_bits,
             "theoretical_bandwidth_gb_s": info.theoretical_bandwidth_bytes_s / 1e9,
             "l2_cache_bytes": info.l2_bytes,
-            "max_persisting_l2_bytes": a.get("MaxPersistingL2CacheSize"),
+            "max_persisting_l2_bytes": persisting_l2_bytes(info),
             "total_constant_memory_bytes": a.get("TotalConstantMemory"),
             "shared_memory_per_block_bytes": a.get("MaxSharedMemoryPerBlock"),
             "shared_memory_per_block_optin_bytes": a.get("MaxSharedMemoryPerBlockOptin"),
@@ -73,6 +73,28 @@ def query() -> dict[str, Any]:
             "bf16_tflop_s": _tera(limits.bf16_flops),
         },
     }
+
+
+# cudaDevAttrMaxPersistingL2CacheSize in driver_types.h; CuPy's runtime module may not export the name.
+_ATTR_MAX_PERSISTING_L2 = 108
+
+
+def persisting_l2_bytes(info: DeviceInfo) -> int | None:
+    """The most L2 a program may set aside for persisting accesses (cudaLimitPersistingL2CacheSize's
+    ceiling): the attribute by name, else by number, else cudaDeviceProp.persistingL2CacheMaxSize."""
+    value = info.attributes.get("MaxPersistingL2CacheSize")
+    if value is not None:
+        return int(value)
+    rt = cupy().cuda.runtime
+    try:
+        return int(rt.deviceGetAttribute(_ATTR_MAX_PERSISTING_L2, info.index))
+    except Exception:  # an older runtime without the attribute: try the property struct
+        pass
+    try:
+        value = rt.getDeviceProperties(info.index).get("persistingL2CacheMaxSize")
+    except Exception:
+        return None
+    return None if value is None else int(value)
 
 
 def _version(v: int) -> str:

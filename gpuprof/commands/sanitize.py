@@ -1,33 +1,89 @@
-"""`gpuprof sanitize`'s core: every variant under each compute-sanitizer tool, findings parsed."""
+"""`gpuprof sanitize`'s core: variants (or a user's command) under compute-sanitizer's tools,
+findings parsed, counts cross-checked, places mapped back to source lines.
+
+Speed: a course-wide run starts one child per batch of a family's variants and tool (one Python
+start-up and one set of imports for several variants) and runs a batch's variants one by one
+alone only when the batch is not clean, so every finding is still pinned to its variant.
+racecheck checks shared memory only, so variants whose kernels use none (per ptxas) skip it.
+"""
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from itertools import pairwise
 from pathlib import Path
 
-from gpuprof.errors import GpuprofError, ParseError
-from gpuprof.parsers.sanitizer_log import SanitizerFinding, SanitizerToolError, parse_log
+from gpuprof.commands.sanitize_sources import SourceFinder, SourceLine, python_scripts
+from gpuprof.errors import EnvironmentProblem, GpuprofError, InputError, ParseError
+from gpuprof.parsers.nvcc_resources import parse_ptxas
+from gpuprof.parsers.sanitizer_log import SanitizerFinding, SanitizerSummary, SanitizerToolError, parse_log
+from gpuprof.tools import nvcc
 from gpuprof.tools import sanitizer as tool
 from gpuprof.tools.target import LaunchTarget
+from gpuprof.variants.catalog import Family, Variant, kernels_root
+
+BATCH_SIZE = 4  # variants per child: fewer start-ups, yet enough batches to keep every job slot busy
+TRIAGE_ARCH = "sm_90"  # static shared memory is declared in the source; any recent arch reports it
 
 
 @dataclass
 class SanitizeResult:
-    """One (variant, tool) run: findings, or why it could not be judged."""
+    """One (variant or command, tool) run: what was printed, what the tool counted, and whether
+    the two agree; or why the run could not be judged."""
 
     label: str
     tool: str
     findings: list[SanitizerFinding] = field(default_factory=list)
-    error_count: int | None = None
+    error_count: int | None = None  # the tool's own count (racecheck: errors); None: no summary line
     exit_code: int | None = None
-    error: str | None = None
+    error: str | None = None  # could not be judged
     log: Path | None = None
+    warning_count: int | None = None  # racecheck
+    truncated: bool = False  # the tool counted more than it printed
+    mismatch: str | None = None  # why the printed records and the tool's count differ
+    notes: tuple[str, ...] = ()  # e.g. racecheck's "Maximum number of hazards reached"
+    sources: dict[tuple[str, int], SourceLine] = field(default_factory=dict)
+    batched_with: int = 0  # other variants that shared this clean run's child process
+
+    @property
+    def counted(self) -> int | None:
+        """Everything the tool counted (racecheck: errors and warnings)."""
+        if self.error_count is None:
+            return None
+        return self.error_count + (self.warning_count or 0)
 
     @property
     def clean(self) -> bool:
-        return self.error is None and not self.findings and not self.error_count
+        """Judged, and nothing found: a run without a summary line is not clean."""
+        return self.error is None and not self.findings and self.error_count == 0 and not self.truncated
+
+    def source_of(self, finding: SanitizerFinding) -> SourceLine | None:
+        if finding.file is None or finding.line is None:
+            return None
+        return self.sources.get((finding.file, finding.line))
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A (variant, tool) pair not run, and why."""
+
+    label: str
+    tool: str
+    reason: str
+
+
+@dataclass
+class SanitizeRun:
+    results: list[SanitizeResult]
+    skipped: list[Skipped] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+ProgressFn = Callable[[int, int, str], None]  # (done, total, what just finished)
 
 
 def sanitize_size(sizes: list[dict[str, int]]) -> dict[str, int]:
@@ -43,43 +99,207 @@ def sanitize_size(sizes: list[dict[str, int]]) -> dict[str, int]:
     return ordered[(len(ordered) - 1) // 2] if len(ordered) > 2 else ordered[-1]
 
 
+def default_jobs(cpu_count: int | None = None, gpu_count: int | None = None) -> int:
+    """Up to 8 sanitizer processes per GPU (each is mostly host-bound), never more than the CPUs."""
+    cpus = cpu_count if cpu_count is not None else (os.cpu_count() or 1)
+    gpus = gpu_count if gpu_count is not None else visible_gpu_count()
+    return max(1, min(cpus, 8 * max(1, gpus)))
+
+
+def visible_gpu_count() -> int:
+    """GPUs this process may use, without creating a CUDA context in the parent."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return len([d for d in visible.split(",") if d.strip() and not d.strip().startswith("-")])
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            return int(pynvml.nvmlDeviceGetCount())
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:  # no NVML (or no driver): assume one GPU; the children will say if there is none
+        return 1
+
+
+# ---------------------------------------------------------------------------------------------
+# racecheck triage
+
+
+def uses_shared_memory(variant: Variant, arch: str = TRIAGE_ARCH) -> bool | None:
+    """Whether any of the variant's kernels uses shared memory: ptxas's static 'smem', or an
+    `extern __shared__` (dynamic) array in the source. None where it cannot be told (not CUDA, or
+    it does not compile here)."""
+    if not variant.is_cuda or variant.file is None:
+        return None
+    source = variant.file.read_text(errors="replace")
+    if "extern __shared__" in " ".join(source.split()):
+        return True
+    done = nvcc.compile_report(variant.file, arch=arch, defines=variant.defines)
+    if done.returncode != 0:
+        return None
+    try:
+        usages = {u.kernel: u for u in parse_ptxas(done.stderr, str(variant.file))}
+    except ParseError:
+        return None
+    mine = [usages.get(k) for k in (variant.kernel, *variant.extra_kernels)]
+    if any(u is None for u in mine):
+        return None
+    return any(u.shared_bytes > 0 for u in mine)  # type: ignore[union-attr]
+
+
+def racecheck_skips(families: list[tuple[Family, list[Variant]]], jobs: int) -> tuple[set[str], list[str]]:
+    """Labels ('family/variant') racecheck can skip, and notes on what could not be triaged."""
+    cuda = [(fam, v) for fam, chosen in families for v in chosen if v.is_cuda]
+    if not cuda:
+        return set(), []
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            verdicts = list(pool.map(lambda pair: uses_shared_memory(pair[1]), cuda))
+    except EnvironmentProblem as exc:  # no nvcc here
+        return set(), [f"racecheck runs on every variant: cannot tell which use shared memory ({exc.message})"]
+    return {f"{fam.name}/{v.name}" for (fam, v), uses in zip(cuda, verdicts) if uses is False}, []
+
+
+# ---------------------------------------------------------------------------------------------
+# course-wide runs
+
+
+@dataclass(frozen=True)
+class _Job:
+    targets: tuple[LaunchTarget, ...]
+    tool: str
+
+    @property
+    def label(self) -> str:
+        first = self.targets[0]
+        return f"{first.family}/{','.join(t.variant for t in self.targets)}"
+
+
+def plan_jobs(targets: list[LaunchTarget], tools: list[str], skip_racecheck: set[str],
+              batch_size: int = BATCH_SIZE) -> tuple[list[_Job], list[Skipped]]:
+    """Batches of one family's variants per tool (a user's variant always alone: it is the one
+    most likely to crash), and the pairs racecheck skips."""
+    jobs: list[_Job] = []
+    skipped: list[Skipped] = []
+    for name in tools:
+        batch: list[LaunchTarget] = []
+        for target in targets:
+            label = f"{target.family}/{target.variant}"
+            if name == "racecheck" and label in skip_racecheck:
+                skipped.append(Skipped(label, name, "no shared memory (ptxas)"))
+                continue
+            if target.add:
+                jobs.append(_Job((target,), name))
+                continue
+            if batch and (batch[0].family != target.family or batch[0].size != target.size
+                          or len(batch) >= batch_size):
+                jobs.append(_Job(tuple(batch), name))
+                batch = []
+            batch.append(target)
+        if batch:
+            jobs.append(_Job(tuple(batch), name))
+    return jobs, skipped
+
+
 def sanitize_targets(targets: list[LaunchTarget], tools: list[str], out_dir: Path, sanitizer: str | None = None,
-                     progress: Callable[[str], None] | None = None, leak_check: bool = False,
-                     jobs: int = 1) -> list[SanitizeResult]:
+                     progress: ProgressFn | None = None, leak_check: bool = False, jobs: int = 1,
+                     skip_racecheck: set[str] | None = None, batch_size: int = BATCH_SIZE) -> SanitizeRun:
     """Every target under every tool, `jobs` sanitizer processes at a time (they share the GPU;
     each is slow on the host side). Results come back in target, tool order."""
     exe = tool.find_sanitizer(sanitizer)
     out_dir.mkdir(parents=True, exist_ok=True)
-    runs = [(target, name) for target in targets for name in tools]
+    planned, skipped = plan_jobs(targets, tools, skip_racecheck or set(), batch_size)
+    total = [len(planned)]
+    done = [0]
 
-    def one(run: tuple[LaunchTarget, str]) -> SanitizeResult:
-        target, name = run
-        label = f"{target.family}/{target.variant}"
+    def one(job: _Job) -> list[SanitizeResult]:
+        first = job.targets[0]
+        argv = replace(first, variant=",".join(t.variant for t in job.targets)).argv()
+        more = f"+{len(job.targets) - 1}" if len(job.targets) > 1 else ""
+        log = out_dir / f"{first.family}_{first.variant}{more}_{job.tool}.log"
+        result = run_one(exe, job.tool, argv, job.label, log, leak_check)
+        done[0] += 1
         if progress:
-            progress(f"{label} {name}")
-        log = out_dir / f"{target.family}_{target.variant}_{name}.log"
-        return run_one(exe, name, target.argv(), label, log, leak_check)
+            progress(done[0], total[0], f"{job.label} {job.tool}")
+        return [result]
 
-    if jobs <= 1:
-        return [one(run) for run in runs]
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
+    def split(job: _Job, result: SanitizeResult) -> list[_Job]:
+        return [] if result.clean or len(job.targets) == 1 else [_Job((t,), job.tool) for t in job.targets]
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         try:
-            return list(pool.map(one, runs))
+            first_pass = list(pool.map(one, planned))
+            again = [(job, single) for job, (result,) in zip(planned, first_pass) for single in split(job, result)]
+            total[0] += len(again)
+            second_pass = list(pool.map(one, [single for _, single in again]))
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)  # Ctrl-C: start nothing more
             raise
+    by_pair: dict[tuple[str, str], SanitizeResult] = {}
+    for job, (result,) in zip(planned, first_pass):
+        if result.clean or len(job.targets) == 1:
+            for target in job.targets:
+                label = f"{target.family}/{target.variant}"
+                by_pair[(label, job.tool)] = replace(result, label=label, batched_with=len(job.targets) - 1)
+    for (_, single), (result,) in zip(again, second_pass):
+        by_pair[(single.label, single.tool)] = result
+    ordered = [by_pair[(f"{t.family}/{t.variant}", name)] for t in targets for name in tools
+               if (f"{t.family}/{t.variant}", name) in by_pair]
+    _locate(ordered, lambda r: _target_dirs(next(t for t in targets if f"{t.family}/{t.variant}" == r.label)))
+    return SanitizeRun(ordered, skipped)
+
+
+def _target_dirs(target: LaunchTarget) -> list[Path]:
+    root = kernels_root()
+    dirs = [root / target.family]
+    for option, value in pairwise(target.add):
+        if option == "--add":
+            path = Path(value.rsplit(":", 1)[0] if not Path(value).is_file() else value)
+            dirs.append(path.parent)
+        elif option == "--kernels-dir":
+            dirs.append(Path(value))
+    return [*dirs, root.parent, Path.cwd()]
+
+
+# ---------------------------------------------------------------------------------------------
+# a user's command
 
 
 def sanitize_command(command: list[str], tools: list[str], out_dir: Path, sanitizer: str | None = None,
-                     leak_check: bool = False) -> list[SanitizeResult]:
+                     leak_check: bool = False, progress: ProgressFn | None = None) -> SanitizeRun:
+    """The user's program under each tool, with pools off and CuPy's compiled sources kept, so
+    findings in its NVRTC kernels map back to their source lines."""
     exe = tool.find_sanitizer(sanitizer)
     out_dir.mkdir(parents=True, exist_ok=True)
-    return [run_one(exe, name, command, " ".join(command)[:50], out_dir / f"command_{name}.log", leak_check)
-            for name in tools]
+    label = " ".join(command)
+    results = []
+    for index, name in enumerate(tools, 1):
+        cache = fresh_dir(out_dir / f"cupy-cache-{name}")
+        env = tool.child_env(cupy_cache_dir=cache)
+        result = run_one(exe, name, command, label, out_dir / f"command_{name}.log", leak_check, env=env)
+        finder = SourceFinder([cache, Path.cwd()], python_scripts(command))
+        _locate([result], lambda r: [], finder)
+        results.append(result)
+        if progress:
+            progress(index, len(tools), f"{name}")
+    return SanitizeRun(results)
+
+
+def fresh_dir(path: Path) -> Path:
+    """An empty folder (CuPy saves a kernel's source only when it compiles it, not on a cache hit)."""
+    if path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True)
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+# one run, and reading logs
 
 
 def import_log(path: Path, tool_name: str | None = None) -> SanitizeResult:
-    from gpuprof.errors import InputError
     from gpuprof.parsers.sanitizer_log import load_xml
 
     try:
@@ -87,20 +307,44 @@ def import_log(path: Path, tool_name: str | None = None) -> SanitizeResult:
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
     summary = load_xml(path, tool_name) if text.lstrip().startswith("<?xml") else parse_log(text, path, tool_name)
-    return SanitizeResult(path.name, summary.tool, list(summary.findings), summary.error_count, log=path)
+    result = _from_summary(path.name, summary, None, path)
+    _locate([result], lambda r: [], SourceFinder([path.parent, Path.cwd()]))
+    return result
 
 
-def run_one(exe: str, name: str, target: list[str], label: str, log: Path, leak_check: bool = False) -> SanitizeResult:
+def run_one(exe: str, name: str, target: list[str], label: str, log: Path, leak_check: bool = False,
+            env: dict[str, str] | None = None) -> SanitizeResult:
     try:
-        code, text = tool.run_tool(tool.sanitizer_argv(exe, name, target, leak_check), log)
+        code, text = tool.run_tool(tool.sanitizer_argv(exe, name, target, leak_check), log, env=env)
     except GpuprofError as exc:  # a timeout: this variant hangs under the tool
         return SanitizeResult(label, name, error=exc.message, log=log)
     try:
         summary = parse_log(text, log, name)
     except (ParseError, SanitizerToolError) as exc:
         return SanitizeResult(label, name, exit_code=code, error=f"unreadable sanitizer output: {exc}", log=log)
-    result = SanitizeResult(label, name, list(summary.findings), summary.error_count, code, log=log)
+    result = _from_summary(label, summary, code, log)
     if code not in (0, tool.FINDINGS_EXIT_CODE) and not result.findings:
         tail = " ".join(text.strip().splitlines()[-2:])[-200:]
         result.error = f"the program failed under {name} (exit {code}): {tail}"
+    elif result.error_count is None and not result.findings:
+        result.error = f"{name} printed no summary line, so the run did not finish and is not judged"
     return result
+
+
+def _from_summary(label: str, summary: SanitizerSummary, code: int | None, log: Path | None) -> SanitizeResult:
+    return SanitizeResult(label, summary.tool, list(summary.findings), summary.error_count, code, log=log,
+                          warning_count=summary.warning_count, truncated=summary.truncated,
+                          mismatch=summary.mismatch, notes=summary.notes)
+
+
+def _locate(results: list[SanitizeResult], dirs_of: Callable[[SanitizeResult], list[Path]],
+            finder: SourceFinder | None = None) -> None:
+    for result in results:
+        places = {(f.file, f.line) for f in result.findings if f.file and f.line is not None}
+        if not places:
+            continue
+        look = finder or SourceFinder(dirs_of(result))
+        for file, line in places:
+            found = look.locate(file, line)
+            if found is not None:
+                result.sources[(file, line)] = found

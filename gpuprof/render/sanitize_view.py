@@ -1,47 +1,170 @@
-"""Sanitizer results -> Rich tables: a summary per (variant, tool) and one row per finding."""
+"""Sanitizer results for the terminal: a families x tools summary (course-wide) or one row per tool
+(a command), then the findings as a list: where (file:line and the line itself), what, how many.
+
+Counts mean one thing everywhere: "printed" is the records compute-sanitizer printed and gpuprof
+parsed; "counted" is the tool's own summary count; when they differ the reason is said.
+"""
 
 from __future__ import annotations
 
+from rich.console import Group
 from rich.table import Table
+from rich.text import Text
 
-from gpuprof.commands.sanitize import SanitizeResult
+from gpuprof.commands.sanitize import SanitizeResult, SanitizeRun
+from gpuprof.parsers.sanitizer_log import SanitizerFinding
+from gpuprof.tools.sanitizer import TOOLS
 
 
-def summary_table(results: list[SanitizeResult]) -> Table:
+def verdict(r: SanitizeResult) -> str:
+    """One cell: clean, found (with why the counts may differ), or not judged."""
+    if r.error:
+        return "[red]not judged[/]"
+    if r.clean:
+        return "[green]clean[/]"
+    if r.counted is None:
+        return "[bold red]found[/], [red]no summary[/]"
+    return "[bold red]found[/]" + (" [red](capped)[/]" if r.truncated else "")
+
+
+def families_table(run: SanitizeRun, tools: list[str]) -> Table:
+    """Rows: families; columns: tools; a cell counts that family's variants by outcome."""
+    order = [t for t in TOOLS if t in tools]
     table = Table(title="compute-sanitizer", title_justify="left")
-    for head in ("variant", "tool", "result", "errors", "log"):
-        table.add_column(head, justify="right" if head == "errors" else "left")
-    for r in results:
-        if r.error:
-            verdict = f"[red]could not judge: {r.error}[/]"
-        elif r.clean:
-            verdict = "[green]clean[/]"
-        else:
-            verdict = f"[bold red]{len(r.findings)} finding(s)[/]"
-        table.add_row(r.label, r.tool, verdict, "-" if r.error_count is None else str(r.error_count),
-                      str(r.log) if r.log else "-")
+    table.add_column("family", no_wrap=True)
+    for name in order:
+        table.add_column(name)
+    families: dict[str, dict[str, list]] = {}
+    for r in run.results:
+        families.setdefault(r.label.split("/", 1)[0], {}).setdefault(r.tool, []).append(r)
+    for s in run.skipped:
+        families.setdefault(s.label.split("/", 1)[0], {}).setdefault(s.tool, []).append(s)
+    for family, by_tool in families.items():
+        table.add_row(family, *(_cell(by_tool.get(name, [])) for name in order))
     return table
+
+
+def _cell(entries: list) -> str:
+    if not entries:
+        return "-"
+    ran = [e for e in entries if isinstance(e, SanitizeResult)]
+    parts = []
+    clean = sum(r.clean for r in ran)
+    dirty = sum(1 for r in ran if not r.clean and not r.error)
+    unjudged = sum(1 for r in ran if r.error)
+    if clean:
+        parts.append(f"[green]{clean} clean[/]")
+    if dirty:
+        parts.append(f"[bold red]{dirty} found[/]")
+    if unjudged:
+        parts.append(f"[red]{unjudged} not judged[/]")
+    skipped = len(entries) - len(ran)
+    if skipped:
+        parts.append(f"[dim]{skipped} skipped[/]")
+    return ", ".join(parts)
+
+
+def command_table(results: list[SanitizeResult]) -> Table:
+    table = Table(title=f"compute-sanitizer: {results[0].label}" if results else "compute-sanitizer",
+                  title_justify="left")
+    for head in ("tool", "result", "printed", "counted"):
+        table.add_column(head, justify="right" if head in ("printed", "counted") else "left", no_wrap=True)
+    for r in results:
+        table.add_row(r.tool, verdict(r), str(len(r.findings)) if not r.error else "-",
+                      "-" if r.counted is None else str(r.counted))
+    return table
+
+
+def short_kernel(name: str | None) -> str:
+    """'oob_write(int *, int)' -> 'oob_write'; 'void k<32, float>(float*)' -> 'k<32, float>' (full names are in the log)."""
+    if not name:
+        return "-"
+    head = name.split("(", 1)[0].strip()
+    cut = head.find("<") if "<" in head else len(head)
+    return head[:cut].rsplit(" ", 1)[-1] + head[cut:]
+
+
+def _where(r: SanitizeResult, f: SanitizerFinding) -> tuple[str, str | None, str | None]:
+    """(file:line as the user should open it, the source line, NVRTC's name if it was mapped)."""
+    place = r.source_of(f)
+    if place is not None:
+        return f"{place.file}:{place.line}", place.text, place.compiled_as
+    if f.file:
+        return f"{f.file}:{f.line}", None, None
+    return "no line info (compile with -lineinfo)", None, None
+
+
+def _what(f: SanitizerFinding) -> str:
+    kind = f.kind.replace("_", " ") + (f" {f.detail}" if f.detail else "")
+    if f.size is not None and f.kind in ("invalid_read", "invalid_write", "misaligned"):
+        kind += f" of {f.size} bytes"
+    return kind
+
+
+def findings_view(results: list[SanitizeResult], limit: int = 30) -> Group:
+    """Every run that found something or could not be judged: a headline with its counts, then one
+    entry per distinct (kind, kernel, place), with the source line under it."""
+    out: list[Text] = []
+    shown = 0
+    for r in results:
+        if r.clean:
+            continue
+        head = Text.assemble((f"{r.label}", "bold"), f"  {r.tool}: ")
+        if r.error:
+            out.append(head + Text(f"not judged: {r.error}", style="red"))
+            out.append(Text(f"    log: {r.log}" if r.log else "", style="dim"))
+            continue
+        head.append(_counts_sentence(r))
+        out.append(head)
+        for note in (*([r.mismatch] if r.mismatch else []), *r.notes):
+            out.append(Text(f"    ! {note}", style="yellow"))
+        groups: dict[tuple, list[SanitizerFinding]] = {}
+        for f in r.findings:
+            groups.setdefault((_what(f), short_kernel(f.kernel), _where(r, f)), []).append(f)
+        for (what, kernel, (place, text, compiled_as)), items in groups.items():
+            if shown >= limit:
+                break
+            shown += 1
+            hazards = sum(f.count or 0 for f in items)
+            times = f" ×{len(items)}" if len(items) > 1 else ""
+            times += f" ({hazards} hazards)" if hazards else ""
+            first = items[0]
+            who = f" block {_dims(first.block)} thread {_dims(first.thread)}" if first.block or first.thread else ""
+            out.append(Text.assemble("  ", (what, "red"), times, f" in {kernel}", (who, "dim")))
+            out.append(Text.assemble("    ", (place, "cyan"),
+                                     (f"  (NVRTC {compiled_as})" if compiled_as else "", "dim")))
+            if text:
+                out.append(Text(f"      {text}"))
+        if r.log:
+            out.append(Text(f"    log: {r.log}", style="dim"))
+    if shown >= limit:
+        out.append(Text(f"first {limit} findings shown; the logs hold every one", style="dim"))
+    return Group(*out)
+
+
+def _counts_sentence(r: SanitizeResult) -> str:
+    printed = len(r.findings)
+    counted = r.counted
+    unit = "hazard record" if r.tool == "racecheck" else "error"
+    text = f"{printed} {unit}{'s' if printed != 1 else ''} printed"
+    if counted is None:
+        return text + "; no summary line (the run was cut short), so the total is unknown"
+    if counted == printed:
+        return text
+    what = "errors and warnings" if r.tool == "racecheck" else "errors"
+    text += f", the tool counted {counted} {what}"
+    return text + (" and stopped counting there" if r.truncated and r.notes else "")
+
+
+def skipped_line(run: SanitizeRun) -> Text | None:
+    if not run.skipped and not run.notes:
+        return None
+    by_reason: dict[tuple[str, str], list[str]] = {}
+    for s in run.skipped:
+        by_reason.setdefault((s.tool, s.reason), []).append(s.label)
+    parts = [f"{tool} skipped for {len(labels)} variant(s) with {reason}" for (tool, reason), labels in by_reason.items()]
+    return Text("; ".join(parts + run.notes), style="dim")
 
 
 def _dims(d: tuple[int, int, int] | None) -> str:
     return "-" if d is None else f"({d[0]},{d[1]},{d[2]})"
-
-
-def findings_table(results: list[SanitizeResult], limit: int = 40) -> Table:
-    """One row per distinct (variant, tool, kind, kernel, source line); the first thread/block as an example."""
-    groups: dict[tuple, list] = {}
-    for r in results:
-        for f in r.findings:
-            source = f"{f.file}:{f.line}" if f.file else "- (compile with -lineinfo)"
-            key = (r.label, f.tool, f.kind + (f" {f.detail}" if f.detail else ""), (f.kernel or "-")[:40], source)
-            groups.setdefault(key, []).append(f)
-    table = Table(title="findings", title_justify="left")
-    for head in ("variant", "tool", "kind", "kernel", "source", "count", "first thread", "block", "address", "size"):
-        table.add_column(head, justify="right" if head == "count" else "left")
-    for (label, tool, kind, kernel, source), items in list(groups.items())[:limit]:
-        f = items[0]
-        table.add_row(label, tool, kind, kernel, source, str(len(items)), _dims(f.thread), _dims(f.block),
-                      hex(f.address) if f.address is not None else "-", "-" if f.size is None else str(f.size))
-    if len(groups) > limit:
-        table.caption = f"first {limit} of {len(groups)} groups shown; the logs hold every finding"
-    return table

@@ -17,6 +17,10 @@ def find_sanitizer(explicit: str | Path | None = None) -> str:
     return _proc.find_tool("compute-sanitizer", explicit, hint="install the CUDA toolkit or pass --sanitizer PATH")
 
 
+# A sitecustomize.py that turns CuPy's memory pools off in a sanitized Python program (its docstring says why).
+SITE_DIR = Path(__file__).resolve().parent / "sanitize_site"
+
+
 def sanitizer_argv(sanitizer: str, tool: str, target: list[str], leak_check: bool = False) -> list[str]:
     # Device backtraces only: the host frames of a Python program are dozens of interpreter lines.
     argv = [sanitizer, "--tool", tool, "--error-exitcode", str(FINDINGS_EXIT_CODE), "--print-limit", "0",
@@ -26,17 +30,31 @@ def sanitizer_argv(sanitizer: str, tool: str, target: list[str], leak_check: boo
         # memcheck reports as leaks of a Python process (seen on the H100 for every torch variant).
         argv += ["--leak-check", "full"]
     if tool == "racecheck":
-        argv += ["--racecheck-report", "hazard"]
+        # One record per pair of racing source lines, with its hazard count: the 'hazard' report
+        # prints every conflicting thread pair (1024 records for one race) and hits the hazard cap.
+        argv += ["--racecheck-report", "analysis"]
     return argv + target
 
 
-def child_env() -> dict[str, str]:
-    """Plain allocations for every library in the child: pools hide out-of-bounds accesses."""
-    return {**os.environ, "PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
+def child_env(cupy_cache_dir: Path | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
+    """Plain allocations for every library in the child: pools hide out-of-bounds accesses.
+
+    With `cupy_cache_dir` (a user's program): CuPy compiles into that fresh folder with line info and
+    keeps each kernel's source beside its cubin, so NVRTC's hashed file names can be mapped back to
+    source lines. A cubin already cached elsewhere would be loaded without saving its source.
+    """
+    env = dict(os.environ if base is None else base)
+    env["PYTORCH_NO_CUDA_MEMORY_CACHING"] = "1"
+    env["PYTHONPATH"] = os.pathsep.join([str(SITE_DIR), *filter(None, [env.get("PYTHONPATH")])])
+    if cupy_cache_dir is not None:
+        env.update(CUPY_CACHE_DIR=str(cupy_cache_dir), CUPY_CACHE_SAVE_CUDA_SOURCE="1",
+                   CUPY_CUDA_COMPILE_WITH_DEBUG="1")
+    return env
 
 
-def run_tool(argv: list[str], log: Path, timeout_s: float = RUN_TIMEOUT_S) -> tuple[int, str]:
-    done = _proc.run(argv, timeout_s=timeout_s, env=child_env())
+def run_tool(argv: list[str], log: Path, timeout_s: float = RUN_TIMEOUT_S,
+             env: dict[str, str] | None = None) -> tuple[int, str]:
+    done = _proc.run(argv, timeout_s=timeout_s, env=child_env() if env is None else env)
     text = done.stdout + done.stderr
     log.write_text(text)
     return done.returncode, text

@@ -43,6 +43,7 @@ class Variant:
     # family's host module: e.g. transfers' memory kind. Per-variant behaviour lives here, never
     # in a test of the variant's name.
     options: dict[str, Any] = field(default_factory=dict)
+    aliases: tuple[str, ...] = ()  # other names the course uses for it, e.g. "tiled" for smem_tiled
 
     @property
     def is_cuda(self) -> bool:
@@ -79,12 +80,22 @@ class Family:
     directory: Path
 
     def variant(self, name: str) -> Variant:
+        """By name, by alias, or by a prefix that picks out exactly one variant."""
         for v in self.variants:
             if v.name == name:
                 return v
-        raise UsageError(
-            f"unknown variant '{name}' of {self.name}; choose from: {', '.join(self.variant_names)}"
-        )
+        for v in self.variants:
+            if name in v.aliases:
+                return v
+        matches = [v for v in self.variants if any(n.startswith(name) for n in (v.name, *v.aliases))] if name else []
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            raise UsageError(f"variant '{name}' of {self.name} is ambiguous: it could be "
+                             f"{' or '.join(v.name for v in matches)}; type more of the name")
+        aliases = [f"{a} = {v.name}" for v in self.variants for a in v.aliases]
+        raise UsageError(f"unknown variant '{name}' of {self.name}; choose from: {', '.join(self.variant_names)}"
+                         + (f" (aliases: {', '.join(aliases)})" if aliases else ""))
 
     @property
     def variant_names(self) -> list[str]:
@@ -98,7 +109,11 @@ class Family:
             names = [n.strip() for n in names.split(",") if n.strip()]
         if not names:
             raise UsageError(f"--variants is empty; choose from: {', '.join(self.variant_names)}")
-        return [self.variant(n) for n in names]
+        chosen: list[Variant] = []
+        for v in map(self.variant, names):
+            if v not in chosen:  # 'tiled,smem_tiled' names one variant twice
+                chosen.append(v)
+        return chosen
 
     def apply_defines(self, variants: list[Variant], overrides: dict[str, int]) -> list[Variant]:
         """The variants with -D overrides applied, each launch geometry checked again."""
@@ -117,7 +132,8 @@ class Family:
         return out
 
     def with_variants(self, extra: list[Variant]) -> Family:
-        clash = set(self.variant_names) & {v.name for v in extra}
+        taken = set(self.variant_names) | {a for v in self.variants for a in v.aliases}
+        clash = taken & {v.name for v in extra}
         if clash:
             raise UsageError(f"variant name {sorted(clash)[0]!r} already exists in {self.name}; rename yours")
         return replace(self, variants=self.variants + tuple(extra))
@@ -178,8 +194,9 @@ def parse_variant(path: Path, index: int, data: dict[str, Any], *, user: bool = 
     vendor = bool(data.get("vendor", False))
     name = m.str("name")
     options = m.options()
+    aliases = tuple(m.str_list("aliases")) if "aliases" in data else ()
     if vendor:
-        return Variant(name=name, technique=m.str("technique"), vendor=True, options=options)
+        return Variant(name=name, technique=m.str("technique"), vendor=True, options=options, aliases=aliases)
     language = data.get("language", "cuda")
     if language not in LANGUAGES:
         raise m.fail("language", f"is {language!r}; choose from: {', '.join(LANGUAGES)}")
@@ -191,7 +208,8 @@ def parse_variant(path: Path, index: int, data: dict[str, Any], *, user: bool = 
         if not file.endswith(".py"):
             raise m.fail("file", f"is {file!r}; a Triton variant is a .py file")
         return Variant(name=name, technique=m.str("technique"), language="triton", file=path.parent / file,
-                       max_size=m.size("max_size") if "max_size" in data else None, user=user, options=options)
+                       max_size=m.size("max_size") if "max_size" in data else None, user=user, options=options,
+                       aliases=aliases)
     defines = data.get("defines", {})
     if not isinstance(defines, dict) or not all(isinstance(v, int) for v in defines.values()):
         raise InputError(f"{path}: variant {index}: 'defines' must be a table of integers")
@@ -208,6 +226,7 @@ def parse_variant(path: Path, index: int, data: dict[str, Any], *, user: bool = 
         max_size=m.size("max_size") if "max_size" in data else None,
         user=user,
         options=options,
+        aliases=aliases,
     )
 
 
@@ -230,6 +249,10 @@ def validate_variants(path: Path, family: Family, variants: tuple[Variant, ...] 
     names = [v.name for v in variants]
     if len(set(names)) != len(names):
         raise InputError(f"{path}: duplicate variant names in {names}")
+    aliases = [a for v in variants for a in v.aliases]
+    clash = sorted({a for a in aliases if a in names or aliases.count(a) > 1})
+    if clash:
+        raise InputError(f"{path}: alias {clash[0]!r} is a variant name or another variant's alias")
     for v in variants:
         if v.vendor:
             continue

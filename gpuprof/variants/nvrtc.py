@@ -33,7 +33,10 @@ def display_path(source: Path) -> str:
 
 def nvrtc_options(variant: Variant, extra: tuple[str, ...] = ()) -> tuple[str, ...]:
     defines = tuple(f"-D{k}={v}" for k, v in sorted(variant.defines.items()))
-    return ("-lineinfo", "--std=c++17", *defines, *extra)
+    # NVRTC gets the source as a string, so `#include "x.h"` finds a header beside a user's file
+    # only through -I (nvcc looks beside the file by itself).
+    include = (f"-I{variant.file.resolve().parent}",) if variant.user and variant.file is not None else ()
+    return ("-lineinfo", "--std=c++17", *defines, *include, *extra)
 
 
 def compile_variant(variant: Variant) -> CompiledKernel:

@@ -11,7 +11,37 @@ from pathlib import Path
 from gpuprof.errors import InputError, UsageError
 from gpuprof.variants.catalog import Family, Variant, check_geometry, parse_variant, validate_variants
 
-_KERNEL = re.compile(r'extern\s+"C"\s+__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(\w+)\s*\(([^)]*)\)', re.S)
+# An entry point as the built-ins declare it: `extern "C" __global__ void [__launch_bounds__(...)] name(params)`;
+# `__launch_bounds__` may also stand before `void`, and its arguments may hold one level of parentheses.
+_BOUNDS = r'__launch_bounds__\s*\((?P<{}>(?:[^()]|\([^()]*\))*)\)\s*'
+KERNEL_DECLARATION = re.compile(
+    r'extern\s+"C"\s+__global__\s+' + "(?:" + _BOUNDS.format("bounds_before") + ")?"
+    + r"void\s+" + "(?:" + _BOUNDS.format("bounds") + ")?"
+    + r"(?!__launch_bounds__\b)(?P<name>[A-Za-z_]\w*)\s*\((?P<params>[^)]*)\)",
+    re.DOTALL,
+)
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class KernelDeclaration:
+    """One extern "C" __global__ entry point found in a source file."""
+
+    name: str
+    params: str
+    bounds: str | None  # the __launch_bounds__ arguments, as written
+    line: int
+
+
+def kernel_declarations(source: str) -> dict[str, KernelDeclaration]:
+    """Every extern "C" __global__ kernel in a .cu source, by name (comments ignored; lines kept)."""
+    code = _COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), source)
+    found = {}
+    for m in KERNEL_DECLARATION.finditer(code):
+        bounds = m.group("bounds") if m.group("bounds") is not None else m.group("bounds_before")
+        found[m.group("name")] = KernelDeclaration(m.group("name"), m.group("params"), bounds,
+                                                   code.count("\n", 0, m.start("name")) + 1)
+    return found
 
 
 @dataclass(frozen=True)
@@ -141,7 +171,7 @@ def to_variant(family: Family, spec: AddSpec) -> Variant:
 
 def _kernel_in(path: Path, source: str, family: Family, function: str | None) -> str:
     """The entry point's name; it must exist (extern "C") and take the family's parameters."""
-    kernels = {m.group(1): (m.group(2), source.count("\n", 0, m.start()) + 1) for m in _KERNEL.finditer(source)}
+    kernels = kernel_declarations(source)
     if not kernels:
         raise InputError(f'{path}: no extern "C" __global__ kernel found; declare it extern "C" so gpuprof can find it')
     name = function or (next(iter(kernels)) if len(kernels) == 1 else None)
@@ -149,9 +179,9 @@ def _kernel_in(path: Path, source: str, family: Family, function: str | None) ->
         raise UsageError(f"{path} has several kernels ({', '.join(kernels)}); name one: --add {path}:{next(iter(kernels))}")
     if name not in kernels:
         raise UsageError(f"{path} has no extern \"C\" __global__ kernel '{name}'; found: {', '.join(kernels)}")
-    params, line = kernels[name]
+    declaration = kernels[name]
     want = parameter_types(family.signature)
-    got = parameter_types(params)
+    got = parameter_types(declaration.params)
     if got != want:
-        raise InputError(f"{path}:{line}: {family.name} kernels take ({', '.join(want)}); {name} takes ({', '.join(got)})")
+        raise InputError(f"{path}:{declaration.line}: {family.name} kernels take ({', '.join(want)}); {name} takes ({', '.join(got)})")
     return name

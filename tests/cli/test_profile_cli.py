@@ -90,7 +90,7 @@ def test_ncu_add_passes_the_users_kernel_to_the_child(tools, tmp_path):
 
 
 @pytest.mark.parametrize("fixture, code, words", [
-    ("sanitizer_2025.3.1_memcheck_oob_write_lineinfo.txt", 1, "invalid_write"),
+    ("sanitizer_2025.3.1_memcheck_oob_write_lineinfo.txt", 1, "invalid write of 4 bytes"),
     ("sanitizer_2025.3.1_memcheck_clean.txt", 0, "clean"),
 ])
 def test_sanitize_reports_findings_and_exits_by_them(tools, tmp_path, fixture, code, words):

@@ -1,4 +1,6 @@
-"""`gpuprof sanitize --jobs N`: runs overlap, results keep target-then-tool order."""
+"""`gpuprof sanitize` course-wide: batches of a family's variants per child, split into single runs
+when a batch is not clean, results in target-then-tool order, racecheck skipped where ptxas says
+no shared memory, default parallelism from CPUs and GPUs."""
 
 from __future__ import annotations
 
@@ -8,30 +10,130 @@ import time
 import pytest
 
 from gpuprof.commands import sanitize
-from gpuprof.commands.sanitize import SanitizeResult
+from gpuprof.commands.sanitize import SanitizeResult, default_jobs, plan_jobs, uses_shared_memory
+from gpuprof.parsers.sanitizer_log import SanitizerFinding
 from gpuprof.tools.target import LaunchTarget
+from gpuprof.variants import catalog
+
+VECADD = [LaunchTarget("vecadd", v, {"n": 4097}) for v in ("grid", "vectorized", "one_block")]
+
+
+def clean(label, name, log):
+    return SanitizeResult(label, name, error_count=0, log=log)
+
+
+@pytest.fixture
+def fake_runs(monkeypatch):
+    """run_one replaced: records each child's argv; `bad` variants give a finding when launched."""
+    calls: list[tuple[str, list[str]]] = []
+    bad: set[str] = set()
+    lock = threading.Lock()
+
+    def fake_run_one(exe, name, target, label, log, leak_check=False, env=None):
+        with lock:
+            calls.append((name, target))
+        variants = target[target.index("launch") + 2].split(",")
+        if bad & set(variants):
+            finding = SanitizerFinding(name, "invalid_write", "Invalid __global__ write", file="grid.cu", line=3)
+            return SanitizeResult(label, name, [finding], error_count=1, log=log)
+        return clean(label, name, log)
+
+    monkeypatch.setattr(sanitize.tool, "find_sanitizer", lambda explicit=None: "compute-sanitizer")
+    monkeypatch.setattr(sanitize, "run_one", fake_run_one)
+    return calls, bad
 
 
 @pytest.mark.parametrize("jobs", [1, 3])
 def test_results_keep_their_order_whatever_the_parallelism(tmp_path, monkeypatch, jobs):
     running, peak, lock = [0], [0], threading.Lock()
 
-    def fake_run_one(exe, name, target, label, log, leak_check=False):
+    def fake_run_one(exe, name, target, label, log, leak_check=False, env=None):
         with lock:
             running[0] += 1
             peak[0] = max(peak[0], running[0])
         time.sleep(0.05 if name == "memcheck" else 0.01)  # finish out of order
         with lock:
             running[0] -= 1
-        return SanitizeResult(label, name, log=log)
+        return clean(label, name, log)
 
     monkeypatch.setattr(sanitize.tool, "find_sanitizer", lambda explicit=None: "compute-sanitizer")
     monkeypatch.setattr(sanitize, "run_one", fake_run_one)
-    targets = [LaunchTarget("vecadd", v, {"n": 4097}) for v in ("grid", "vectorized", "one_block")]
-    results = sanitize.sanitize_targets(targets, ["memcheck", "racecheck"], tmp_path, jobs=jobs)
-    assert [(r.label, r.tool) for r in results] == [
+    run = sanitize.sanitize_targets(VECADD, ["memcheck", "racecheck"], tmp_path, jobs=jobs, batch_size=1)
+    assert [(r.label, r.tool) for r in run.results] == [
         (f"vecadd/{v}", t) for v in ("grid", "vectorized", "one_block") for t in ("memcheck", "racecheck")]
     if jobs == 1:
         assert peak[0] == 1
     else:
         assert peak[0] > 1  # they did overlap
+
+
+def test_a_clean_batch_is_one_child_per_tool_and_reports_every_variant(tmp_path, fake_runs):
+    calls, _ = fake_runs
+    run = sanitize.sanitize_targets(VECADD, ["memcheck"], tmp_path, jobs=2)
+    assert len(calls) == 1
+    argv = calls[0][1]
+    assert argv[argv.index("launch") + 1:argv.index("launch") + 3] == ["vecadd", "grid,vectorized,one_block"]
+    assert [(r.label, r.clean, r.batched_with) for r in run.results] == [
+        ("vecadd/grid", True, 2), ("vecadd/vectorized", True, 2), ("vecadd/one_block", True, 2)]
+
+
+def test_a_dirty_batch_is_run_again_one_variant_at_a_time(tmp_path, fake_runs):
+    calls, bad = fake_runs
+    bad.add("vectorized")
+    progress = []
+    run = sanitize.sanitize_targets(VECADD, ["memcheck"], tmp_path, jobs=2,
+                                    progress=lambda done, total, what: progress.append((done, total)))
+    assert len(calls) == 1 + 3
+    assert [(r.label, r.clean) for r in run.results] == [
+        ("vecadd/grid", True), ("vecadd/vectorized", False), ("vecadd/one_block", True)]
+    assert progress[-1] == (4, 4)  # the bar's total grew by the re-runs
+
+
+def test_plan_batches_one_family_at_a_time_and_keeps_users_variants_alone():
+    targets = [*VECADD, LaunchTarget("vecadd", "mine", {"n": 4097}, add=("--add", "mine.cu")),
+               LaunchTarget("matmul", "naive", {"m": 3, "n": 3, "k": 3})]
+    jobs, skipped = plan_jobs(targets, ["memcheck", "racecheck"], {"vecadd/grid"}, batch_size=2)
+    assert [(j.label, j.tool) for j in jobs] == [
+        ("vecadd/grid,vectorized", "memcheck"), ("vecadd/mine", "memcheck"), ("vecadd/one_block", "memcheck"),
+        ("matmul/naive", "memcheck"),
+        ("vecadd/mine", "racecheck"), ("vecadd/vectorized,one_block", "racecheck"), ("matmul/naive", "racecheck")]
+    assert [(s.label, s.tool) for s in skipped] == [("vecadd/grid", "racecheck")]
+
+
+@pytest.mark.parametrize(("cpus", "gpus", "jobs"), [(16, 1, 8), (2, 1, 2), (128, 8, 64), (64, 8, 64), (1, 0, 1)])
+def test_default_jobs_is_eight_per_gpu_at_most_one_per_cpu(cpus, gpus, jobs):
+    assert default_jobs(cpu_count=cpus, gpu_count=gpus) == jobs
+
+
+def test_visible_gpu_count_follows_cuda_visible_devices(monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,3")
+    assert sanitize.visible_gpu_count() == 2
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    assert sanitize.visible_gpu_count() == 0
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize(("family", "variant", "uses"), [
+    ("matmul", "naive", False), ("matmul", "smem_tiled", True), ("vecadd", "grid", False),
+    ("reduce", "warp_shuffle", True), ("transpose", "naive", False), ("transpose", "smem_padded", True),
+])
+def test_ptxas_tells_which_variants_use_shared_memory(family, variant, uses):
+    assert uses_shared_memory(catalog.load_family(family).variant(variant)) is uses
+
+
+def test_vendor_and_triton_variants_are_never_skipped():
+    softmax = catalog.load_family("softmax")
+    assert uses_shared_memory(softmax.variant("torch")) is None
+    assert uses_shared_memory(softmax.variant("triton")) is None
+
+
+def test_without_nvcc_racecheck_runs_everywhere_and_says_why(monkeypatch):
+    from gpuprof.errors import EnvironmentProblem
+
+    def no_nvcc(*args, **kwargs):
+        raise EnvironmentProblem("nvcc is not on PATH; install the CUDA toolkit")
+
+    monkeypatch.setattr(sanitize.nvcc, "compile_report", no_nvcc)
+    fam = catalog.load_family("matmul")
+    skips, notes = sanitize.racecheck_skips([(fam, [fam.variant("naive")])], jobs=1)
+    assert skips == set() and "nvcc is not on PATH" in notes[0]

@@ -44,7 +44,7 @@ def bug_line(file: str) -> int:
 ])
 def test_known_bad_kernel_is_found_with_tool_kind_and_line(tmp_path, file, tool, kind):
     needs("compute-sanitizer")
-    (result,) = sanitize_targets([bad_target(file)], [tool], tmp_path)
+    (result,) = sanitize_targets([bad_target(file)], [tool], tmp_path).results
     assert result.error is None, result.error
     assert result.findings, f"{tool} found nothing in {file}"
     kinds = {f.kind for f in result.findings}
@@ -59,7 +59,7 @@ def test_builtin_variants_are_clean_under_memcheck(tmp_path):
     needs("compute-sanitizer")
     targets = [LaunchTarget(f.name, v.name, sanitize_size(list(f.check_sizes)), plain_allocations=True)
                for f in catalog.load_all() for v in f.variants if not v.vendor]
-    results = sanitize_targets(targets, ["memcheck"], tmp_path, jobs=6)
+    results = sanitize_targets(targets, ["memcheck"], tmp_path, jobs=6).results
     dirty = [(r.label, r.error, [x.message for x in r.findings[:2]]) for r in results if not r.clean]
     assert not dirty
 

@@ -82,7 +82,7 @@ def test_triton_variants_are_clean_under_memcheck(tmp_path):
     targets = [LaunchTarget(f.name, v.name, sanitize_size(list(f.check_sizes)), plain_allocations=True)
                for f in catalog.load_all() for v in f.variants if v.is_triton]
     assert {t.family for t in targets} >= {"vecadd", "softmax"}
-    results_ = sanitize_targets(targets, ["memcheck"], tmp_path)
+    results_ = sanitize_targets(targets, ["memcheck"], tmp_path).results
     dirty = [(r.label, r.error, [x.message for x in r.findings[:2]]) for r in results_ if not r.clean]
     assert not dirty
 
