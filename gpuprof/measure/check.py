@@ -30,9 +30,9 @@ def scaled_error(out: Any, ref: Any) -> tuple[float, int]:
     relative error up, while one wrong element still shows (a norm would average it away).
     """
     cp = cupy()
-    out64 = out.astype(cp.float64)
+    out64 = out.astype(cp.complex128 if cp.iscomplexobj(out) else cp.float64)  # complex: FFT outputs
     not_written = int(cp.count_nonzero(cp.isnan(out64)))
-    rms = float(cp.sqrt(cp.mean(ref * ref))) if ref.size else 0.0
+    rms = float(cp.sqrt(cp.mean(cp.abs(ref) ** 2))) if ref.size else 0.0
     scale = cp.maximum(cp.abs(ref), rms if rms > 0 else 1.0)
     err = cp.abs(out64 - ref) / scale
     worst = float(cp.nanmax(err)) if out.size > not_written else float("nan")
