@@ -18,6 +18,8 @@ _SOURCE_TREE = Path(__file__).resolve().parents[2] / "kernels"  # a checkout or 
 Expr = int | str
 
 LANGUAGES = ("cuda", "triton")
+PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp64")  # the arithmetic a variant does
+FLOP_COUNTS = ("executed", "nominal")  # nominal: the family's formula counts work this algorithm skips
 _CUDA_ONLY_KEYS = ("kernel", "extra_kernels", "block", "tile", "grid", "defines")
 
 
@@ -39,6 +41,8 @@ class Variant:
     defines: dict[str, int] = field(default_factory=dict)
     max_size: dict[str, int] | None = None  # a slow variant runs at min(size, max_size)
     user: bool = False  # added from the command line, not shipped
+    precision: str = "fp32"  # its arithmetic (PRECISIONS): picks the ceiling it is judged against
+    flop_count: str = "executed"  # "nominal": the family's FLOP formula is not what this algorithm does (FFT)
 
     @property
     def is_cuda(self) -> bool:
@@ -173,8 +177,9 @@ def parse_variant(path: Path, index: int, data: dict[str, Any], *, user: bool = 
     m = _Manifest(path, data, where=f"variant {index}")
     vendor = bool(data.get("vendor", False))
     name = m.str("name")
+    common = _common_keys(m, data)
     if vendor:
-        return Variant(name=name, technique=m.str("technique"), vendor=True)
+        return Variant(name=name, technique=m.str("technique"), vendor=True, **common)
     language = data.get("language", "cuda")
     if language not in LANGUAGES:
         raise m.fail("language", f"is {language!r}; choose from: {', '.join(LANGUAGES)}")
@@ -186,7 +191,7 @@ def parse_variant(path: Path, index: int, data: dict[str, Any], *, user: bool = 
         if not file.endswith(".py"):
             raise m.fail("file", f"is {file!r}; a Triton variant is a .py file")
         return Variant(name=name, technique=m.str("technique"), language="triton", file=path.parent / file,
-                       max_size=m.size("max_size") if "max_size" in data else None, user=user)
+                       max_size=m.size("max_size") if "max_size" in data else None, user=user, **common)
     defines = data.get("defines", {})
     if not isinstance(defines, dict) or not all(isinstance(v, int) for v in defines.values()):
         raise InputError(f"{path}: variant {index}: 'defines' must be a table of integers")
@@ -202,7 +207,19 @@ def parse_variant(path: Path, index: int, data: dict[str, Any], *, user: bool = 
         defines=dict(defines),
         max_size=m.size("max_size") if "max_size" in data else None,
         user=user,
+        **common,
     )
+
+
+def _common_keys(m: _Manifest, data: dict[str, Any]) -> dict[str, Any]:
+    """Keys every kind of variant may declare, checked; defaults otherwise."""
+    precision = m.str("precision") if "precision" in data else "fp32"
+    if precision not in PRECISIONS:
+        raise m.fail("precision", f"is {precision!r}; choose from: {', '.join(PRECISIONS)}")
+    flop_count = m.str("flop_count") if "flop_count" in data else "executed"
+    if flop_count not in FLOP_COUNTS:
+        raise m.fail("flop_count", f"is {flop_count!r}; choose from: {', '.join(FLOP_COUNTS)}")
+    return {"precision": precision, "flop_count": flop_count}
 
 
 def _validate(path: Path, family: Family) -> None:
