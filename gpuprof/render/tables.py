@@ -16,6 +16,8 @@ from gpuprof.variants.catalog import Family
 
 _STATUS_STYLE = {OK: "green", WRONG: "bold red", FAULT: "bold red", TIMEOUT: "bold red", IMPOSSIBLE: "bold red",
                  SKIPPED: "dim"}
+MEASURED_OVER = ("faster than `devicequery --measure` measured: that figure is one library call at one size "
+                 "(cuBLAS 8192³, a D2D copy), not a hardware limit")
 _GENERIC_FORMULA = {"flop": "TFLOP/s = the family's FLOP count / median time",
                     "bytes": "GB/s = bytes each element must move (inputs read once, outputs written once) / median time"}
 
@@ -50,7 +52,8 @@ def run_table(family: Family, derived: list[Derived], baseline: str | None, vend
             _percent_cell(d.fraction_of_ceiling, flags.get(d.over_ceiling)),
         ]
         if with_measured:
-            cells.append(units.percent(d.fraction_of_measured))
+            over = d.fraction_of_measured is not None and d.fraction_of_measured > 1.0
+            cells.append(_percent_cell(d.fraction_of_measured, flags.get(MEASURED_OVER) if over else None))
         cells += [units.ratio(d.vs_baseline), units.ratio(d.vs_vendor)]
         table.add_row(*cells)
     table.caption = "\n".join(footer(derived, baseline, vendor, ceilings, mode, family.name))
@@ -67,8 +70,9 @@ def _samples_cell(timing: Timing | None) -> str:
 
 def _flags(derived: list[Derived]) -> dict[str | None, str]:
     """One marker (*1, *2, ...) per distinct reason a percentage is above 100 %."""
-    reasons = list(dict.fromkeys(d.over_ceiling for d in derived if d.over_ceiling))
-    return {reason: f"*{i}" for i, reason in enumerate(reasons, 1)}
+    reasons = [d.over_ceiling for d in derived if d.over_ceiling]
+    reasons += [MEASURED_OVER for d in derived if d.fraction_of_measured and d.fraction_of_measured > 1.0]
+    return {reason: f"*{i}" for i, reason in enumerate(dict.fromkeys(reasons), 1)}
 
 
 def _percent_cell(fraction: float | None, flag: str | None) -> str:
