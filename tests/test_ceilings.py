@@ -16,10 +16,10 @@ T = 1e12
 
 def h100(**changes) -> DeviceInfo:
     """The DeviceInfo of the H100 80GB HBM3 the fixtures were recorded on (PERFORMANCE.md)."""
-    fields = dict(index=0, name="NVIDIA H100 80GB HBM3", uuid="GPU-test", compute_capability="9.0", arch="sm_90",
-                  sm_count=132, l2_bytes=50 * 2**20, total_memory_bytes=80 * 2**30, memory_bus_width_bits=5120,
-                  memory_clock_khz=2_619_000, sm_clock_khz=1_980_000, driver_version=13000, runtime_version=13000,
-                  attributes={})
+    fields = {"index": 0, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-test", "compute_capability": "9.0",
+              "arch": "sm_90", "sm_count": 132, "l2_bytes": 50 * 2**20, "total_memory_bytes": 80 * 2**30,
+              "memory_bus_width_bits": 5120, "memory_clock_khz": 2_619_000, "sm_clock_khz": 1_980_000,
+              "driver_version": 13000, "runtime_version": 13000, "attributes": {}}
     return DeviceInfo(**{**fields, **changes})
 
 

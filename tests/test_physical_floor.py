@@ -9,8 +9,16 @@ import pytest
 
 from gpuprof import results
 from gpuprof.analysis import ceilings, derive
-from gpuprof.analysis.derive import (FLOOR_MARGIN, L2_PARTIAL, L2_RESIDENT, NOMINAL_FLOPS, WITHIN_MARGIN,
-                                     impossible_reason, judge, physical_floor)
+from gpuprof.analysis.derive import (
+    FLOOR_MARGIN,
+    L2_PARTIAL,
+    L2_RESIDENT,
+    NOMINAL_FLOPS,
+    WITHIN_MARGIN,
+    impossible_reason,
+    judge,
+    physical_floor,
+)
 from gpuprof.analysis.stats import summarize
 from gpuprof.families import conv2d, matmul, vecadd
 from gpuprof.results import IMPOSSIBLE, OK, WRONG, CheckResult, Row, Timing

@@ -16,7 +16,6 @@ from typing import Any
 from gpuprof.gpu import DeviceInfo
 from gpuprof.paths import CACHE_DIR
 
-
 # What each precision's ceiling is called. An FP32 kernel is judged against the FP32 pipe (TF32 is
 # another precision); FP16/BF16/TF32 against the tensor cores (their fastest legal path); FP64
 # against the FP64 tensor cores where the GPU has them (A100, H100, H200), else the FP64 pipe.
