@@ -96,8 +96,8 @@ def impossible_reason(row: Row, ceilings: Ceilings | None, margin: float = FLOOR
     if row.check.status != OK or median is None or floor is None or median >= floor.seconds * (1 - margin):
         return None
     return (f"median {median * 1e6:.4g} µs is below the physical floor {floor.seconds * 1e6:.4g} µs "
-            f"({floor.why}; {ceilings.source if ceilings else ''}) by more than {margin:.0%}: the time cannot be "
-            "this variant's work (work not on the timed stream, or skipped?)")
+            f"({floor.why}, datasheet) by more than {margin:.0%}: the time cannot be this variant's work "
+            "(work not on the timed stream, or skipped?)")
 
 
 def judge(row: Row, ceilings: Ceilings | None, rate_kind: str) -> Row:
