@@ -14,9 +14,10 @@ from gpuprof.errors import InputError
 SCHEMA_NAME = "gpuprof.results"
 SCHEMA_VERSION = 1
 
-# Check statuses. Only "ok" rows get rates and speedups.
-OK, WRONG, FAULT, TIMEOUT, SKIPPED = "ok", "wrong", "fault", "timeout", "skipped"
-CHECK_STATUSES = (OK, WRONG, FAULT, TIMEOUT, SKIPPED)
+# Check statuses. Only "ok" rows get rates and speedups. IMPOSSIBLE: the output passed, but the
+# timing cannot be the variant's work (faster than the hardware allows); it fails the run like WRONG.
+OK, WRONG, FAULT, TIMEOUT, SKIPPED, IMPOSSIBLE = "ok", "wrong", "fault", "timeout", "skipped", "impossible"
+CHECK_STATUSES = (OK, WRONG, FAULT, TIMEOUT, SKIPPED, IMPOSSIBLE)
 
 
 @dataclass
@@ -71,6 +72,9 @@ class Row:
     bytes: float | None = None
     technique: str = ""
     defines: dict[str, int] = field(default_factory=dict)  # tile parameters the variant was built with
+    precision: str = "fp32"  # the variant's arithmetic; its ceiling is that precision's peak
+    flop_count: str = "executed"  # "nominal": flop is the family's formula, not what this algorithm does
+    derived: dict[str, Any] | None = None  # rate, pct_of_ceiling, ceiling_name, ceiling_source (analysis.derive)
     ncu: dict[str, Any] | None = None
     sanitizer: dict[str, Any] | None = None
 
@@ -186,6 +190,9 @@ def _row_from_dict(r: dict[str, Any]) -> Row:
         bytes=_number(r.get("bytes"), f"{where}: bytes"),
         technique=str(r.get("technique", "")),
         defines={str(k): int(v) for k, v in (r.get("defines") or {}).items()},
+        precision=str(r.get("precision", "fp32")),
+        flop_count=str(r.get("flop_count", "executed")),
+        derived=dict(r["derived"]) if isinstance(r.get("derived"), dict) else None,
         ncu=r.get("ncu"),
         sanitizer=r.get("sanitizer"),
     )

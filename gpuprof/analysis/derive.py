@@ -1,11 +1,30 @@
-"""Pure: rates, % of ceiling and speedups of result rows; only rows that passed their check get them."""
+"""Pure: rates, % of ceiling, speedups and the physical floor of result rows.
+
+Only rows that passed their check get a rate. A row is judged against the ceiling of its own
+precision (analysis.ceilings); a median below the physical floor (the time the datasheet says
+its bytes or FLOPs need at least) makes it IMPOSSIBLE: such a time cannot be the variant's work.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from gpuprof.analysis.ceilings import Ceilings
-from gpuprof.results import OK, Row
+from gpuprof.analysis.ceilings import Ceiling, Ceilings
+from gpuprof.results import IMPOSSIBLE, OK, Row
+
+# A median this much below the floor is IMPOSSIBLE. The margin absorbs datasheet rounding
+# (3.35 TB/s is 3.352), an SM clock a little above the table's (the clock probe has read
+# 1996 MHz on a 1980 MHz H100) and timer granularity; a real cheat is off by far more.
+FLOOR_MARGIN = 0.05
+L2_MODES = ("hot", "graph")  # L2 is warm between launches: inputs may be L2-resident
+
+NOMINAL_FLOPS = ("not an FMA algorithm: FLOPs counted by the family's formula (direct convolution), "
+                 "more than it executes")
+L2_RESIDENT = "L2-resident data: hot/graph mode keeps the working set in L2 between launches"
+L2_PARTIAL = "L2-resident data: outputs (up to one L2) can still sit in L2 when the timing ends"
+WITHIN_MARGIN = (f"above the datasheet peak but within the {FLOOR_MARGIN:.0%} margin of the floor: clocks above "
+                 "the table's, datasheet rounding, or work not on the timed stream?")
 
 
 @dataclass(frozen=True)
@@ -16,15 +35,123 @@ class Derived:
     fraction_of_ceiling: float | None
     vs_baseline: float | None
     vs_vendor: float | None
+    ceiling: Ceiling | None = None  # the datasheet ceiling of the row's precision
+    fraction_of_measured: float | None = None  # vs `devicequery --measure`'s figure, never mixed in
+    measured: Ceiling | None = None
+    over_ceiling: str | None = None  # why a fraction above 100 % can be real (a footnote), else None
+
+
+@dataclass(frozen=True)
+class Floor:
+    seconds: float
+    why: str
+
+
+def median_of(row: Row) -> float | None:
+    if row.timing is None or row.timing.summary is None:
+        return None
+    return row.timing.summary.median_s
 
 
 def rate_of(row: Row, rate_kind: str) -> float | None:
     """Work / median time. Speedups compare these rates, so rows at different sizes compare fairly."""
-    if row.check.status != OK or row.timing is None or row.timing.summary is None:
+    if row.check.status != OK:
         return None
     work = row.flop if rate_kind == "flop" else row.bytes
-    median = row.timing.summary.median_s
-    return work / median if work and median > 0 else None
+    median = median_of(row)
+    return work / median if work and median and median > 0 else None
+
+
+def physical_floor(row: Row, ceilings: Ceilings | None) -> Floor | None:
+    """The least time the row's work can take on this GPU: its FLOPs at the datasheet peak of its
+    precision, or its DRAM bytes at the datasheet bandwidth, whichever is longer.
+
+    Bytes: the L2 flush of cold/cupti mode leaves no input in L2, but up to one L2 of output can
+    still be there (dirty) when the end event is recorded, so bytes - L2 must cross DRAM; in
+    hot/graph mode one L2 of inputs can also be resident, so bytes - 2·L2. A working set that fits
+    has no bytes floor. FLOPs that are nominal (an FFT counted as direct convolution) have none."""
+    if ceilings is None:
+        return None
+    floors: list[Floor] = []
+    compute = ceilings.ceiling("flop", row.precision)
+    if row.flop and row.flop_count == "executed" and compute:
+        floors.append(Floor(row.flop / compute.value,
+                            f"{row.flop:.3g} FLOP at the {compute.name} peak {compute.value / 1e12:.1f} TFLOP/s"))
+    bandwidth = ceilings.bandwidth_bytes_s
+    if row.bytes and bandwidth:
+        mode = row.timing.mode if row.timing else "cold"
+        resident = (2 if mode in L2_MODES else 1) * ceilings.l2_bytes
+        dram = row.bytes - resident
+        if dram > 0:
+            held = f" ({resident / 2**20:.0f} MiB may stay in L2 in {mode} mode)" if resident else ""
+            floors.append(Floor(dram / bandwidth,
+                                f"{dram / 1e9:.3g} GB through DRAM{held} at {bandwidth / 1e12:.2f} TB/s"))
+    return max(floors, key=lambda f: f.seconds, default=None)
+
+
+def impossible_reason(row: Row, ceilings: Ceilings | None, margin: float = FLOOR_MARGIN) -> str | None:
+    """Why the row's median cannot be its work (below the physical floor by more than the margin)."""
+    median = median_of(row)
+    floor = physical_floor(row, ceilings)
+    if row.check.status != OK or median is None or floor is None or median >= floor.seconds * (1 - margin):
+        return None
+    return (f"median {median * 1e6:.4g} µs is below the physical floor {floor.seconds * 1e6:.4g} µs "
+            f"({floor.why}, datasheet) by more than {margin:.0%}: the time cannot be this variant's work "
+            "(work not on the timed stream, or skipped?)")
+
+
+def judge(row: Row, ceilings: Ceilings | None, rate_kind: str) -> Row:
+    """Mark a row IMPOSSIBLE when its median is below the physical floor, and record its derived
+    figures (rate, % of ceiling and which ceiling) in row.derived for the results JSON."""
+    reason = impossible_reason(row, ceilings)
+    if reason:
+        row.check.status = IMPOSSIBLE
+        row.check.reasons = [*row.check.reasons, reason]
+    row.derived = figures(row, ceilings, rate_kind)
+    return row
+
+
+def figures(row: Row, ceilings: Ceilings | None, rate_kind: str) -> dict[str, Any]:
+    """The derived fields written into the results JSON; the same numbers the run table prints."""
+    d = _one(row, rate_kind, ceilings)
+    floor = physical_floor(row, ceilings)
+    return {
+        "rate": d.rate, "rate_kind": rate_kind,
+        "pct_of_ceiling": _pct(d.fraction_of_ceiling),
+        "ceiling_name": d.ceiling.name if d.ceiling else None,
+        "ceiling_value": d.ceiling.value if d.ceiling else None,
+        "ceiling_source": d.ceiling.source if d.ceiling else None,
+        "pct_of_measured": _pct(d.fraction_of_measured),
+        "measured_name": d.measured.name if d.measured else None,
+        "measured_source": d.measured.source if d.measured else None,
+        "over_ceiling": d.over_ceiling,
+        "floor_s": floor.seconds if floor else None,
+        "floor": floor.why if floor else None,
+    }
+
+
+def _pct(fraction: float | None) -> float | None:
+    return None if fraction is None else 100.0 * fraction
+
+
+def _one(row: Row, rate_kind: str, ceilings: Ceilings | None) -> Derived:
+    rate = rate_of(row, rate_kind)
+    ceiling = ceilings.ceiling(rate_kind, row.precision) if ceilings else None
+    measured = ceilings.measured_ceiling(rate_kind, row.precision) if ceilings else None
+    fraction = rate / ceiling.value if rate and ceiling else None
+    return Derived(
+        row=row, rate=rate, rate_kind=rate_kind, fraction_of_ceiling=fraction, vs_baseline=None, vs_vendor=None,
+        ceiling=ceiling, fraction_of_measured=rate / measured.value if rate and measured else None,
+        measured=measured, over_ceiling=_over_ceiling(row, rate_kind) if fraction and fraction > 1.0 else None,
+    )
+
+
+def _over_ceiling(row: Row, rate_kind: str) -> str:
+    """Why a rate above its datasheet ceiling can still be honest (the row passed the floor)."""
+    if rate_kind == "flop":
+        return NOMINAL_FLOPS if row.flop_count == "nominal" else WITHIN_MARGIN
+    mode = row.timing.mode if row.timing else "cold"
+    return L2_RESIDENT if mode in L2_MODES else L2_PARTIAL
 
 
 def derive(rows: list[Row], rate_kind: str, baseline: str | None, vendor: str | None,
@@ -34,14 +161,13 @@ def derive(rows: list[Row], rate_kind: str, baseline: str | None, vendor: str | 
     vendor_rate = rates.get(vendor) if vendor else None
     out = []
     for r in rows:
-        rate = rates[r.variant]
-        ceiling = ceilings.for_rate(rate_kind, r.variant) if ceilings else None
+        d = _one(r, rate_kind, ceilings)
+        rate = d.rate
         out.append(Derived(
-            row=r,
-            rate=rate,
-            rate_kind=rate_kind,
-            fraction_of_ceiling=rate / ceiling if rate and ceiling else None,
+            row=r, rate=rate, rate_kind=rate_kind, fraction_of_ceiling=d.fraction_of_ceiling,
             vs_baseline=rate / base_rate if rate and base_rate else None,
             vs_vendor=rate / vendor_rate if rate and vendor_rate else None,
+            ceiling=d.ceiling, fraction_of_measured=d.fraction_of_measured, measured=d.measured,
+            over_ceiling=d.over_ceiling,
         ))
     return out

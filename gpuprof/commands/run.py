@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuprof import families, fingerprint
+from gpuprof.analysis import ceilings, derive
 from gpuprof.errors import EnvironmentProblem, UsageError
 from gpuprof.gpu import cupy, device_info
 from gpuprof.measure import isolation, timing
@@ -65,6 +66,7 @@ def _run_variants(family: Family, chosen: list[Variant], spec: Any, size: dict[s
     outcome = Results(environment=fingerprint.environment(), rows=[], timing_policy=request.policy.to_dict(),
                       created_utc=fingerprint.now_utc())
     context_lost = ""
+    limits = ceilings.load(device_info())  # datasheet ceilings: a median below their floor is IMPOSSIBLE
     for index, variant in enumerate(chosen):
         def report(step: str, variant: Variant = variant, index: int = index) -> None:
             if progress:
@@ -80,7 +82,7 @@ def _run_variants(family: Family, chosen: list[Variant], spec: Any, size: dict[s
             row = run_variant(*job, emit=report)
             if row.check.status == FAULT:
                 context_lost = f"{variant.name} faulted and the CUDA context is lost"
-        outcome.rows.append(row)
+        outcome.rows.append(derive.judge(row, limits, spec.RATE))
         report("done")
         if checkpoint:
             checkpoint(outcome)
@@ -91,7 +93,8 @@ def _blank_row(family: Family, variant: Variant, size: dict[str, int], spec: Any
     bench_size = clip(size, variant.max_size)
     return Row(family=family.name, variant=variant.name, size=bench_size, vendor=variant.vendor,
                check=CheckResult(status=SKIPPED), technique=variant.technique, defines=dict(variant.defines),
-               flop=spec.flop(bench_size), bytes=spec.bytes_moved(bench_size))
+               flop=spec.flop(bench_size), bytes=spec.bytes_moved(bench_size), precision=variant.precision,
+               flop_count=variant.flop_count)
 
 
 def run_variant(family: Family, variant: Variant, size: dict[str, int], policy: timing.TimingPolicy,

@@ -1,9 +1,9 @@
 """Host side of each family: inputs, reference, vendor versions, FLOP and byte counts.
 
 gpuprof/families/<family>.py goes with kernels/<family>/family.toml. Each module provides:
-RATE ("flop" or "bytes"), make_inputs(size, seed), make_output(size), kernel_args(inputs, out,
-size), reference(inputs, size), vendor_launch(name, inputs, out, size), flop(size),
-bytes_moved(size), tolerance(variant_name, size).
+RATE ("flop" or "bytes"), FORMULA (how the rate is computed, printed under the run table),
+make_inputs(size, seed), make_output(size), kernel_args(inputs, out, size), reference(inputs, size),
+vendor_launch(name, inputs, out, size), flop(size), bytes_moved(size), tolerance(variant_name, size).
 Optional: plan(variant, functions, inputs, out, size, ctx) -> launch(stream), for variants that
 launch several kernels or need workspace; it replaces the one-kernel launch from the manifest
 (ctx.grid / ctx.block are the manifest's geometry, ctx.sm_count the device's).

@@ -23,6 +23,7 @@ from gpuprof.families import _torch
 from gpuprof.gpu import cupy
 
 RATE = "flop"
+FORMULA = "TFLOP/s = 2·N·K·P·Q·C·R·S (direct convolution, halo taps included) / median time"
 
 INT32_MAX = 2**31 - 1  # the kernels index with 32-bit ints
 GRID_YZ_MAX = 65535

@@ -16,6 +16,7 @@ from gpuprof.errors import EnvironmentProblem, UsageError
 from gpuprof.gpu import cupy
 
 RATE = "flop"
+FORMULA = "TFLOP/s = 5·n·log2(n)·batch (the usual FFT convention, not executed FLOPs) / median time"
 UNIT_ROUNDOFF = 2.0**-24  # FP32, round to nearest
 
 

@@ -16,6 +16,7 @@ from gpuprof.errors import EnvironmentProblem
 from gpuprof.gpu import cupy
 
 RATE = "bytes"
+FORMULA = "GB/s = n bytes (every 8-bit value read once; the 256 counters are noise) / median time"
 BINS = 256
 POISON = np.uint64(0xFFFF_FFFF_FFFF_FFFF)  # integer counts cannot be NaN: all ones is never a count
 

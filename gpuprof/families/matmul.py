@@ -10,6 +10,7 @@ from gpuprof.families import _torch
 from gpuprof.gpu import cupy
 
 RATE = "flop"
+FORMULA = "TFLOP/s = 2·M·N·K (a multiply and an add per term) / median time"
 
 
 def flop(size: dict[str, int]) -> float:

@@ -12,6 +12,7 @@ from gpuprof.families import _torch
 from gpuprof.gpu import cupy
 
 RATE = "bytes"
+FORMULA = "GB/s = 4·n bytes (every element read once) / median time"
 
 UNIT_ROUNDOFF = 2.0**-24  # FP32, round to nearest
 

@@ -11,6 +11,7 @@ from gpuprof.families import _torch
 from gpuprof.gpu import cupy
 
 RATE = "bytes"
+FORMULA = "GB/s = 8·n bytes (x read once, y written once) / median time"
 
 EPS32 = 2.0**-24  # FP32 unit roundoff
 HELPER_THREADS = 256  # block size of the small helper kernels (_totals, _add, _reset): any size works

@@ -12,6 +12,7 @@ from gpuprof.families import _torch
 from gpuprof.gpu import cupy
 
 RATE = "bytes"
+FORMULA = "GB/s = 8·rows·cols bytes (x read once, y written once; multi-pass variants read more) / median time"
 
 EPS32 = 2.0**-24  # FP32 unit roundoff
 

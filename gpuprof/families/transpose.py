@@ -10,6 +10,7 @@ from gpuprof.families import _torch
 from gpuprof.gpu import cupy
 
 RATE = "bytes"
+FORMULA = "GB/s = 8·rows·cols bytes (in read once, out written once) / median time"
 
 
 def flop(size: dict[str, int]) -> float:

@@ -10,6 +10,7 @@ from gpuprof.families import _torch
 from gpuprof.gpu import cupy
 
 RATE = "bytes"
+FORMULA = "GB/s = 12·n bytes (a and b read, c written, 4 B each) / median time"
 
 
 def flop(size: dict[str, int]) -> float:

@@ -76,6 +76,18 @@ class NcuKernelRow:
     flop_fp32: float | None = None
     flop_fp64: float | None = None
     flop_fp16: float | None = None
+    # Tensor-pipe math ops by source precision (sm__ops_path_tensor_src_*; an MMA's FMA counts 2,
+    # as in 2·M·N·K — checked on the H100 with ncu 2025.3.1), None where ncu did not report them.
+    flop_tf32_tensor: float | None = None
+    flop_bf16_tensor: float | None = None
+    flop_fp16_tensor: float | None = None
+    flop_fp8_tensor: float | None = None
+    flop_fp64_tensor: float | None = None
+    ops_int8_tensor: float | None = None  # integer ops: not FLOPs, not in `flop`
+    tensor_instructions: float | None = None  # sm__inst_executed_pipe_tensor.sum (warp instructions)
+    device_name: str | None = None  # device__attribute_display_name: picks the datasheet ceilings
+    device_sm_count: int | None = None
+    device_max_clock_hz: float | None = None  # device__attribute_clock_rate: the max SM clock
     sm_frequency_hz: float | None = None
     peak_fp32_flops: float | None = None  # FLOP/s
     peak_fp64_flops: float | None = None
@@ -86,9 +98,28 @@ class NcuKernelRow:
 
     @property
     def flop(self) -> float | None:
-        """FP16 + FP32 + FP64 FLOPs counted from SASS instructions (None when none was collected)."""
-        parts = [f for f in (self.flop_fp16, self.flop_fp32, self.flop_fp64) if f is not None]
+        """FLOPs of the FP16/FP32/FP64 pipes (SASS instructions) plus the tensor pipe (None when none was collected)."""
+        parts = list(self.flop_by_precision.values())
         return sum(parts) if parts else None
+
+    @property
+    def flop_by_precision(self) -> dict[str, float]:
+        """FLOPs per precision key of analysis.ceilings (fp32: the FP32 pipe; tf32/bf16/fp8: tensor;
+        fp16: the half pipe and FP16 tensor ops; fp64: the FP64 pipe and DMMA), only those reported."""
+        parts: dict[str, float] = {}
+        for key, value in (("fp32", self.flop_fp32), ("fp64", self.flop_fp64), ("fp16", self.flop_fp16),
+                           ("tf32", self.flop_tf32_tensor), ("bf16", self.flop_bf16_tensor),
+                           ("fp16", self.flop_fp16_tensor), ("fp8", self.flop_fp8_tensor),
+                           ("fp64", self.flop_fp64_tensor)):
+            if value is not None:
+                parts[key] = parts.get(key, 0.0) + value
+        return parts
+
+    @property
+    def precision(self) -> str:
+        """The precision doing most of the FLOPs (its roof is the one this kernel is judged against)."""
+        parts = self.flop_by_precision
+        return max(parts, key=lambda k: parts[k]) if parts and max(parts.values()) > 0 else "fp32"
 
     @property
     def arithmetic_intensity(self) -> float | None:
@@ -636,6 +667,16 @@ def row_from_metrics(
         flop_fp32=m.flop("f"),
         flop_fp64=m.flop("d"),
         flop_fp16=m.flop("h"),
+        flop_tf32_tensor=m.num("sm__ops_path_tensor_src_tf32_dst_fp32.sum"),
+        flop_bf16_tensor=m.num("sm__ops_path_tensor_src_bf16_dst_fp32.sum"),
+        flop_fp16_tensor=m.num("sm__ops_path_tensor_src_fp16.sum"),
+        flop_fp8_tensor=m.num("sm__ops_path_tensor_src_fp8.sum"),
+        flop_fp64_tensor=m.num("sm__ops_path_tensor_src_fp64.sum"),
+        ops_int8_tensor=m.num("sm__ops_path_tensor_src_int8.sum"),
+        tensor_instructions=m.num("sm__inst_executed_pipe_tensor.sum"),
+        device_name=_text(metrics.get("device__attribute_display_name")),
+        device_sm_count=None if (sms := m.num("device__attribute_multiprocessor_count")) is None else int(sms),
+        device_max_clock_hz=None if (khz := m.num("device__attribute_clock_rate")) is None else khz * 1e3,
         sm_frequency_hz=sm_hz,
         # Peaks as ncu's SpeedOfLight_RooflineChart section computes them (TOOLS.md 1.10).
         peak_fp32_flops=m.product(
@@ -655,6 +696,10 @@ def row_from_metrics(
         units=units,
         advice=advice,
     )
+
+
+def _text(value: float | str | None) -> str | None:
+    return value.strip() or None if isinstance(value, str) else None
 
 
 def _metric_dims(m: _Metrics, which: str) -> tuple[int, int, int] | None:

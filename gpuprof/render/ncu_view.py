@@ -82,6 +82,6 @@ def roofline_table(points: list[Point], roof: Roof) -> Table:
         table.add_column(head, justify="left" if head in ("variant", "bound") else "right")
     for p in points:
         table.add_row(p.label, f"{p.intensity:.3g}", units.rate(p.flops, "flop"),
-                      units.rate(roof.attainable(p.intensity), "flop"), units.percent(p.fraction_of_roof(roof)),
-                      p.bound(roof))
+                      units.rate(roof.attainable(p.intensity, p.precision), "flop"),
+                      units.percent(p.fraction_of_roof(roof)), f"{p.bound(roof)} ({roof.name(p.precision)})")
     return table

@@ -16,12 +16,17 @@ def save_roofline(points: list[Point], roof: Roof, path: Path, title: str) -> Pa
         import matplotlib.pyplot as plt
     except ImportError:
         raise EnvironmentProblem("--plot needs matplotlib: pip install 'gpuprof[plot]'") from None
-    lo = min([p.intensity for p in points] + [roof.ridge / 100]) / 2
-    hi = max([p.intensity for p in points] + [roof.ridge * 100]) * 2
+    # One compute roof per precision the points use (FP32 always): a TF32 GEMM sits under the TF32 one.
+    precisions = list(dict.fromkeys(["fp32", *(p.precision for p in points if roof.peak(p.precision))]))
+    ridges = [r for q in precisions if (r := roof.ridge_for(q))]
+    lo = min([p.intensity for p in points] + [min(ridges) / 100]) / 2
+    hi = max([p.intensity for p in points] + [max(ridges) * 100]) * 2
     xs = [lo * (hi / lo) ** (i / 200) for i in range(201)]
     fig, ax = plt.subplots(figsize=(8, 5.5), dpi=120)
-    ax.loglog(xs, [roof.attainable(x) / 1e12 for x in xs], color="black", lw=2, label="roof (DRAM, FP32 FFMA)")
-    ax.axvline(roof.ridge, color="grey", ls=":", lw=1)
+    for q in precisions:
+        ax.loglog(xs, [(roof.attainable(x, q) or 0) / 1e12 for x in xs], lw=2, color="black" if q == "fp32" else None,
+                  label=f"roof: DRAM, {roof.name(q)} {roof.peak(q) / 1e12:.1f} TFLOP/s")
+        ax.axvline(roof.ridge_for(q), color="grey", ls=":", lw=1)
     for p in points:
         ax.scatter(p.intensity, p.flops / 1e12, s=40, zorder=3)
         ax.annotate(p.label, (p.intensity, p.flops / 1e12), textcoords="offset points", xytext=(5, 4), fontsize=8)

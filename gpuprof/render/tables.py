@@ -5,23 +5,35 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
+from gpuprof import families
 from gpuprof.analysis.ceilings import Ceilings
 from gpuprof.analysis.derive import Derived
+from gpuprof.errors import GpuprofError
 from gpuprof.measure.timing import MODES
 from gpuprof.render import units
-from gpuprof.results import OK, WRONG, size_label
+from gpuprof.results import FAULT, IMPOSSIBLE, OK, SKIPPED, TIMEOUT, WRONG, Timing, size_label
 from gpuprof.variants.catalog import Family
 
-_STATUS_STYLE = {OK: "green", WRONG: "bold red", "fault": "bold red", "timeout": "bold red", "skipped": "dim"}
+_STATUS_STYLE = {OK: "green", WRONG: "bold red", FAULT: "bold red", TIMEOUT: "bold red", IMPOSSIBLE: "bold red",
+                 SKIPPED: "dim"}
+MEASURED_OVER = ("faster than `devicequery --measure` measured: that figure is one library call at one size "
+                 "(cuBLAS 8192³, a D2D copy), not a hardware limit")
+_GENERIC_FORMULA = {"flop": "TFLOP/s = the family's FLOP count / median time",
+                    "bytes": "GB/s = bytes each element must move (inputs read once, outputs written once) / median time"}
 
 
 def run_table(family: Family, derived: list[Derived], baseline: str | None, vendor: str | None,
               ceilings: Ceilings | None, mode: str) -> Table:
     rate_head = "TFLOP/s" if derived and derived[0].rate_kind == "flop" else "GB/s"
+    flags = _flags(derived)
+    with_measured = any(d.fraction_of_measured is not None for d in derived)
     table = Table(title=f"{family.name}: {family.summary}", title_justify="left")
-    for head, justify in (("variant", "left"), ("size", "right"), ("check", "left"), ("median", "right"),
-                          ("spread", "right"), ("samples", "right"), (rate_head, "right"),
-                          ("% ceiling", "right"), (f"vs {baseline or '-'}", "right"), (f"vs {vendor or '-'}", "right")):
+    heads = [("variant", "left"), ("size", "right"), ("check", "left"), ("median", "right"), ("spread", "right"),
+             ("samples", "right"), (rate_head, "right"), ("% ceiling", "right")]
+    if with_measured:
+        heads.append(("% measured", "right"))
+    heads += [(f"vs {baseline or '-'}", "right"), (f"vs {vendor or '-'}", "right")]
+    for head, justify in heads:
         table.add_column(head, justify=justify, no_wrap=head in ("variant", "size"))
     for d in derived:
         r = d.row
@@ -29,21 +41,43 @@ def run_table(family: Family, derived: list[Derived], baseline: str | None, vend
         check = Text(r.check.status.upper(), style=_STATUS_STYLE.get(r.check.status, ""))
         if r.check.max_rel_error is not None:
             check.append(f" {r.check.max_rel_error:.1e}")
-        table.add_row(
+        cells = [
             r.variant + (" (vendor)" if r.vendor else ""),
             size_label(r.size),
             check,
             units.seconds(summary.median_s if summary else None),
             units.percent(summary.rel_spread, 2) if summary else "-",
-            f"{summary.n} {r.timing.stop_reason}" if summary and r.timing else "-",
+            _samples_cell(r.timing),
             _rate_number(d),
-            units.percent(d.fraction_of_ceiling),
-            units.ratio(d.vs_baseline),
-            units.ratio(d.vs_vendor),
-        )
-    table.caption = "\n".join(footer(derived, baseline, vendor, ceilings, mode))
+            _percent_cell(d.fraction_of_ceiling, flags.get(d.over_ceiling)),
+        ]
+        if with_measured:
+            over = d.fraction_of_measured is not None and d.fraction_of_measured > 1.0
+            cells.append(_percent_cell(d.fraction_of_measured, flags.get(MEASURED_OVER) if over else None))
+        cells += [units.ratio(d.vs_baseline), units.ratio(d.vs_vendor)]
+        table.add_row(*cells)
+    table.caption = "\n".join(footer(derived, baseline, vendor, ceilings, mode, family.name))
     table.caption_justify = "left"
     return table
+
+
+def _samples_cell(timing: Timing | None) -> str:
+    """'64 converged'; a timed row with no samples shows why sampling stopped, never a bare '-'."""
+    if timing is None:
+        return "-"
+    return f"{timing.summary.n if timing.summary else 0} {timing.stop_reason}"
+
+
+def _flags(derived: list[Derived]) -> dict[str | None, str]:
+    """One marker (*1, *2, ...) per distinct reason a percentage is above 100 %."""
+    reasons = [d.over_ceiling for d in derived if d.over_ceiling]
+    reasons += [MEASURED_OVER for d in derived if d.fraction_of_measured and d.fraction_of_measured > 1.0]
+    return {reason: f"*{i}" for i, reason in enumerate(dict.fromkeys(reasons), 1)}
+
+
+def _percent_cell(fraction: float | None, flag: str | None) -> str:
+    text = units.percent(fraction)
+    return f"{text} {flag}" if flag else text
 
 
 def _rate_number(d: Derived) -> str:
@@ -52,14 +86,21 @@ def _rate_number(d: Derived) -> str:
     return f"{d.rate / 1e12:.2f}" if d.rate_kind == "flop" else f"{d.rate / 1e9:.0f}"
 
 
+def formula(family_name: str, rate_kind: str) -> str:
+    """The family's own rate formula (families/<name>.py FORMULA), or a generic one for foreign rows."""
+    try:
+        return str(families.spec(family_name).FORMULA)
+    except (GpuprofError, AttributeError):
+        return _GENERIC_FORMULA[rate_kind]
+
+
 def footer(derived: list[Derived], baseline: str | None, vendor: str | None, ceilings: Ceilings | None,
-           mode: str) -> list[str]:
+           mode: str, family_name: str | None = None) -> list[str]:
     kind = derived[0].rate_kind if derived else "bytes"
-    rate_line = ("TFLOP/s = 2·M·N·K / median time" if kind == "flop"
-                 else "GB/s = bytes each element must move (inputs read once, outputs written once) / median time")
+    name = family_name or (derived[0].row.family if derived else "")
     lines = [
         f"timing: {mode} — {MODES.get(mode, mode)}; median of the samples; spread = 1.4826·MAD/median.",
-        rate_line + "; size = the size that row ran at (slow variants have a cap).",
+        formula(name, kind) + "; size = the size that row ran at (slow variants have a cap).",
         f"speedups = ratio of rates (= time ratio at equal sizes) vs {baseline or 'no baseline'} and vs "
         f"{vendor or 'no vendor'} measured in this same run; rows that are not OK get none.",
         "check: max |out-ref| / max(|ref|, rms(ref)) against a float64 reference, fresh random inputs, "
@@ -70,12 +111,34 @@ def footer(derived: list[Derived], baseline: str | None, vendor: str | None, cei
     if short and mode in ("cold", "hot"):
         lines.append(f"{', '.join(short)}: under 20 µs, CUDA events add about 1-2 µs of launch latency; "
                      "--timing cupti times the kernels themselves.")
-    if ceilings:
-        lines.append(f"% ceiling: of {units.rate(ceilings.bandwidth_bytes_s, 'bytes')} bandwidth or "
-                     f"{units.rate(ceilings.fp32_flops, 'flop')} FP32 — {ceilings.source}.")
+    lines += _ceiling_lines(derived, ceilings)
     for d in derived:
         for reason in d.row.check.reasons:
             lines.append(f"{d.row.variant}: {reason}")
         if d.row.timing and d.row.timing.note:
             lines.append(f"{d.row.variant}: {d.row.timing.note}")
+    return lines
+
+
+def _ceiling_lines(derived: list[Derived], ceilings: Ceilings | None) -> list[str]:
+    """Which ceiling each row's % is of (its own precision's), the measured figure apart, and a
+    footnote for every flag on a percentage above 100 %."""
+    if ceilings is None:
+        return ["% ceiling: no ceilings are known for this GPU."]
+    lines = []
+    groups: dict[tuple[str, float], list[str]] = {}
+    for d in derived:
+        if d.ceiling is not None:
+            groups.setdefault((d.ceiling.name, d.ceiling.value), []).append(d.row.variant)
+    for (name, value), variants in groups.items():
+        who = "every row" if len(groups) == 1 else ", ".join(variants)
+        lines.append(f"% ceiling: of the {name} {units.rate(value, derived[0].rate_kind)} ({who}).")
+    if groups:
+        lines.append(f"ceilings: {ceilings.source}; each row against the peak of its own precision.")
+    measured = {(d.measured.name, d.measured.value, d.measured.source) for d in derived if d.measured}
+    for name, value, source in sorted(measured):
+        lines.append(f"% measured: of the {name} {units.rate(value, derived[0].rate_kind)} ({source}) — "
+                     "what that library reaches here, not the hardware.")
+    for reason, flag in _flags(derived).items():
+        lines.append(f"{flag} above 100 %: {reason}.")
     return lines

@@ -13,10 +13,16 @@ from gpuprof.tools import _proc
 SECTIONS = ("SpeedOfLight", "Occupancy", "LaunchStats", "MemoryWorkloadAnalysis", "ComputeWorkloadAnalysis",
             "SpeedOfLight_RooflineChart")
 _FLOP_OPS = [f"sm__sass_thread_inst_executed_op_{p}{op}_pred_on.sum" for p in "fdh" for op in ("add", "mul", "fma")]
+# Tensor-pipe math ops by source precision: each equals 2·M·N·K for a torch 2048³ GEMM in TF32,
+# BF16 and FP16 on the H100 (ncu 2025.3.1; tests/fixtures/tools/ncu-2025.3.1__torch-gemm-*); fp8,
+# int8 and fp64 (DMMA) are the same family in `ncu --query-metrics` for gh100. A name a chip lacks
+# is dropped by ncu without a word (TOOLS.md), so older GPUs just report no tensor FLOPs.
+TENSOR_OPS = tuple(f"sm__ops_path_tensor_src_{p}.sum" for p in
+                   ("tf32_dst_fp32", "bf16_dst_fp32", "fp16", "fp8", "int8", "fp64"))
 # Asked for by name as well, so the tables never depend on what a section happens to include.
 METRICS = (
     "gpu__time_duration.sum", "dram__bytes.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
-    *_FLOP_OPS,
+    *_FLOP_OPS, *TENSOR_OPS, "sm__inst_executed_pipe_tensor.sum",
     "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained",
     "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained",
     "sm__cycles_elapsed.avg.per_second", "dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second",

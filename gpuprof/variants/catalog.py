@@ -18,6 +18,8 @@ _SOURCE_TREE = Path(__file__).resolve().parents[2] / "kernels"  # a checkout or 
 Expr = int | str
 
 LANGUAGES = ("cuda", "triton")
+PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp64")  # the arithmetic a variant does
+FLOP_COUNTS = ("executed", "nominal")  # nominal: the family's formula counts work this algorithm skips
 _CUDA_ONLY_KEYS = ("kernel", "extra_kernels", "block", "tile", "grid", "defines")
 
 
@@ -44,6 +46,8 @@ class Variant:
     # in a test of the variant's name.
     options: dict[str, Any] = field(default_factory=dict)
     aliases: tuple[str, ...] = ()  # other names the course uses for it, e.g. "tiled" for smem_tiled
+    precision: str = "fp32"  # its arithmetic (PRECISIONS): picks the ceiling it is judged against
+    flop_count: str = "executed"  # "nominal": the family's FLOP formula is not what this algorithm does (FFT)
 
     @property
     def is_cuda(self) -> bool:
@@ -193,10 +197,9 @@ def parse_variant(path: Path, index: int, data: dict[str, Any], *, user: bool = 
     m = _Manifest(path, data, where=f"variant {index}")
     vendor = bool(data.get("vendor", False))
     name = m.str("name")
-    options = m.options()
-    aliases = tuple(m.str_list("aliases")) if "aliases" in data else ()
+    common = _common_keys(m, data)
     if vendor:
-        return Variant(name=name, technique=m.str("technique"), vendor=True, options=options, aliases=aliases)
+        return Variant(name=name, technique=m.str("technique"), vendor=True, **common)
     language = data.get("language", "cuda")
     if language not in LANGUAGES:
         raise m.fail("language", f"is {language!r}; choose from: {', '.join(LANGUAGES)}")
@@ -208,8 +211,7 @@ def parse_variant(path: Path, index: int, data: dict[str, Any], *, user: bool = 
         if not file.endswith(".py"):
             raise m.fail("file", f"is {file!r}; a Triton variant is a .py file")
         return Variant(name=name, technique=m.str("technique"), language="triton", file=path.parent / file,
-                       max_size=m.size("max_size") if "max_size" in data else None, user=user, options=options,
-                       aliases=aliases)
+                       max_size=m.size("max_size") if "max_size" in data else None, user=user, **common)
     defines = data.get("defines", {})
     if not isinstance(defines, dict) or not all(isinstance(v, int) for v in defines.values()):
         raise InputError(f"{path}: variant {index}: 'defines' must be a table of integers")
@@ -225,9 +227,20 @@ def parse_variant(path: Path, index: int, data: dict[str, Any], *, user: bool = 
         defines=dict(defines),
         max_size=m.size("max_size") if "max_size" in data else None,
         user=user,
-        options=options,
-        aliases=aliases,
+        **common,
     )
+
+
+def _common_keys(m: _Manifest, data: dict[str, Any]) -> dict[str, Any]:
+    """Keys every kind of variant may declare, checked; defaults otherwise."""
+    precision = m.str("precision") if "precision" in data else "fp32"
+    if precision not in PRECISIONS:
+        raise m.fail("precision", f"is {precision!r}; choose from: {', '.join(PRECISIONS)}")
+    flop_count = m.str("flop_count") if "flop_count" in data else "executed"
+    if flop_count not in FLOP_COUNTS:
+        raise m.fail("flop_count", f"is {flop_count!r}; choose from: {', '.join(FLOP_COUNTS)}")
+    aliases = tuple(m.str_list("aliases")) if "aliases" in data else ()
+    return {"precision": precision, "flop_count": flop_count, "options": m.options(), "aliases": aliases}
 
 
 def _validate(path: Path, family: Family) -> None:
