@@ -35,7 +35,7 @@ def run_table(family: Family, derived: list[Derived], baseline: str | None, vend
             check,
             units.seconds(summary.median_s if summary else None),
             units.percent(summary.rel_spread, 2) if summary else "-",
-            f"{summary.n} {r.timing.stop_reason}" if summary and r.timing else "-",
+            _samples_cell(r.timing) if summary and r.timing else "-",
             _rate_number(d),
             units.percent(d.fraction_of_ceiling),
             units.ratio(d.vs_baseline),
@@ -44,6 +44,16 @@ def run_table(family: Family, derived: list[Derived], baseline: str | None, vend
     table.caption = "\n".join(footer(derived, baseline, vendor, ceilings, mode))
     table.caption_justify = "left"
     return table
+
+
+def _samples_cell(timing: Timing) -> Text:
+    """'64 converged', plus '12/64 throttled' in yellow when NVML saw power/thermal/slowdown caps."""
+    cell = Text(f"{timing.summary.n if timing.summary else 0} {timing.stop_reason}")
+    if timing.throttled_count:
+        cell.append(f" {timing.throttled_count}/{len(timing.throttled)} throttled", style="yellow")
+    if timing.discarded_throttled:
+        cell.append(f" ({timing.discarded_throttled} discarded)", style="dim")
+    return cell
 
 
 def _rate_number(d: Derived) -> str:
