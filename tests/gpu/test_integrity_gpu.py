@@ -167,3 +167,26 @@ def test_no_correct_variant_is_flagged(family):
     outcome = run_family(RunRequest(family=family, size=dict(size), policy=TimingPolicy(max_time_s=0.2)))
     for row in outcome.rows:
         assert row.check.status in (results.OK, results.SKIPPED), (row.id, row.check.reasons)
+
+
+def test_clock_probe_reads_at_most_the_max_clock_and_nvml_is_sampled_per_batch():
+    """The probe used to read 1988-1996 MHz on a 1980 MHz H100 (clock64 read outside the timer reads)."""
+    import statistics
+
+    import cupy as cp
+
+    from gpuprof.api import benchmark
+
+    n = 1 << 26
+    a, b = cp.random.random(n, dtype=cp.float32), cp.random.random(n, dtype=cp.float32)
+    c = cp.empty_like(a)
+    result = benchmark(lambda: cp.add(a, b, out=c), bytes=12.0 * n, max_time_s=0.5)
+    timing = result.timing
+    probe = statistics.median(timing.sm_clock_mhz)
+    pynvml = pytest.importorskip("pynvml")
+    pynvml.nvmlInit()
+    handle = pynvml.nvmlDeviceGetHandleByIndex(cp.cuda.Device().id)  # CUDA_VISIBLE_DEVICES unset on the runner
+    max_mhz = pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM)
+    assert 0.5 * max_mhz < probe <= max_mhz * 1.002, (probe, max_mhz)
+    assert len(timing.throttled) == len(timing.samples_s) == len(timing.nvml_sm_clock_mhz)
+    assert all(0 < mhz <= max_mhz for mhz in timing.nvml_sm_clock_mhz)
