@@ -121,7 +121,7 @@ def recheck_after_timing(spec: Any, prepared: Prepared, stream: Any, inplace: bo
     stale value here. Within tolerance is fine (atomics reorder sums from launch to launch)."""
     settle(stream)
     label = "x".join(str(v) for v in prepared.size.values())
-    err, why = judge(spec, prepared.out, prepared.pristine, prepared.size, prepared.tolerance, label)
+    _err, why = judge(spec, prepared.out, prepared.pristine, prepared.size, prepared.tolerance, label)
     reasons = [f"result changed while timed: {reason.removeprefix(label + ': ')} after the last timed launch"
                for reason in why]
     if not inplace:

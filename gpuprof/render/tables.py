@@ -9,10 +9,11 @@ from gpuprof.analysis.ceilings import Ceilings
 from gpuprof.analysis.derive import Derived
 from gpuprof.measure.timing import MODES
 from gpuprof.render import units
-from gpuprof.results import OK, WRONG, size_label
+from gpuprof.results import FAULT, IMPOSSIBLE, OK, SKIPPED, TIMEOUT, WRONG, Timing, size_label
 from gpuprof.variants.catalog import Family
 
-_STATUS_STYLE = {OK: "green", WRONG: "bold red", "fault": "bold red", "timeout": "bold red", "skipped": "dim"}
+_STATUS_STYLE = {OK: "green", WRONG: "bold red", FAULT: "bold red", TIMEOUT: "bold red", SKIPPED: "dim",
+                 IMPOSSIBLE: "bold magenta"}
 
 
 def run_table(family: Family, derived: list[Derived], baseline: str | None, vendor: str | None,

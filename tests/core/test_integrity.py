@@ -275,3 +275,24 @@ def test_api_benchmark_of_off_stream_work_is_impossible_and_has_no_rate(monkeypa
     monkeypatch.setattr(api.integrity, "off_stream", lambda launch, harness: None)
     good = api.benchmark(lambda: None, bytes=3.2e9)
     assert good.ok and good.rate == pytest.approx(3.2e9 / 3e-6)
+
+
+# ---------------------------------------------------------------- the manifest's in-place key
+
+
+def test_inplace_is_a_family_level_manifest_key(tmp_path):
+    from gpuprof.errors import InputError
+    from gpuprof.variants import catalog
+
+    source = (catalog.kernels_root() / "vecadd" / "family.toml").read_text()
+    folder = tmp_path / "vecadd"
+    folder.mkdir()
+    for cu in (catalog.kernels_root() / "vecadd").iterdir():
+        (folder / cu.name).write_bytes(cu.read_bytes())
+    assert catalog.parse_manifest(folder / "family.toml").inplace is False  # none of today's families is
+    (folder / "family.toml").write_text("inplace = true\n" + source)
+    assert catalog.parse_manifest(folder / "family.toml").inplace is True
+    (folder / "family.toml").write_text('inplace = "yes"\n' + source)
+    with pytest.raises(InputError, match="'inplace' must be true or false"):
+        catalog.parse_manifest(folder / "family.toml")
+    assert not any(f.inplace for f in catalog.load_all())

@@ -65,7 +65,7 @@ def fake_engine(monkeypatch):
     monkeypatch.setattr(timing, "_sampler", sampler)
 
 
-POLICY = dict(min_samples=10, max_samples=64, max_time_s=60.0, warmup=0)
+POLICY = {"min_samples": 10, "max_samples": 64, "max_time_s": 60.0, "warmup": 0}
 
 
 def test_samples_of_throttled_batches_are_counted_and_named(fake_engine):
