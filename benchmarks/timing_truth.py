@@ -84,12 +84,18 @@ def ncu_durations(family: str, variant: str, size_text: str, log_dir: Path, coun
             values.append(float(row["gpu__time_duration.sum"]) * 1e-9)
         except (KeyError, ValueError):
             continue
-    launches = count + 2
-    if len(values) % launches == 0 and len(values) > launches:
-        # a library call that runs several kernels (cuBLAS split-K): one sample = their sum
-        per = len(values) // launches
-        values = [sum(values[i:i + per]) for i in range(0, len(values), per)]
-    return values[2:] if len(values) > 2 else values  # drop the warm-up launches
+    return per_launch(values, count)
+
+
+def per_launch(kernel_durations: list[float], count: int) -> list[float]:
+    """One sample per profiled launch: the durations of its kernels summed (cuBLAS runs two at
+    512^3, reduce and scan several). `gpuprof launch` runs its warm-ups outside the NVTX range,
+    so ncu profiles exactly `count` launches and nothing is dropped here. Pure, for tests."""
+    if count < 1 or not kernel_durations or len(kernel_durations) % count:
+        raise RuntimeError(f"ncu profiled {len(kernel_durations)} kernels, not a multiple of the {count} "
+                           "launches in the NVTX range; cannot split them into launches")
+    per = len(kernel_durations) // count
+    return [sum(kernel_durations[i:i + per]) for i in range(0, len(kernel_durations), per)]
 
 
 def main() -> None:

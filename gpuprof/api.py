@@ -8,6 +8,10 @@
 The callable launches on the *current* stream; gpuprof makes its own timing stream current for
 CuPy and for PyTorch (and so for Triton, which launches on PyTorch's current stream), so the
 L2 flush, the stream hold and the events surround exactly the callable's work.
+
+After timing, the callable is audited (gpuprof/measure/integrity.py): when its work ran on another
+stream than the timing stream (torch.cuda.default_stream(), a stream of its own), the events timed
+nothing, so the result's status is "impossible", its reasons say why, and it has no rate.
 """
 
 from __future__ import annotations
@@ -18,8 +22,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from gpuprof.gpu import cupy
-from gpuprof.measure import timing
-from gpuprof.results import Timing
+from gpuprof.measure import integrity, timing
+from gpuprof.results import IMPOSSIBLE, OK, Timing
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,12 @@ class BenchResult:
     timing: Timing
     flop: float | None = None
     bytes: float | None = None
+    status: str = OK  # IMPOSSIBLE when the audit found the timing cannot be the callable's work
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
 
     @property
     def median_s(self) -> float | None:
@@ -35,21 +45,22 @@ class BenchResult:
 
     @property
     def rate(self) -> float | None:
-        """FLOP/s when flop was given, else bytes/s when bytes was given, from the median."""
+        """FLOP/s when flop was given, else bytes/s when bytes was given, from the median; None
+        when the timing is not trustworthy (status not OK)."""
         work = self.flop if self.flop is not None else self.bytes
         median = self.median_s
-        return work / median if work and median else None
+        return work / median if work and median and self.ok else None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"label": self.label, "flop": self.flop, "bytes": self.bytes, "median_s": self.median_s,
-                "rate": self.rate, "timing": asdict(self.timing)}
+        return {"label": self.label, "status": self.status, "reasons": list(self.reasons), "flop": self.flop,
+                "bytes": self.bytes, "median_s": self.median_s, "rate": self.rate, "timing": asdict(self.timing)}
 
     def to_frame(self) -> Any:
         import pandas as pd
 
         s = self.timing.summary
         return pd.DataFrame([{
-            "label": self.label, "mode": self.timing.mode, "median_s": self.median_s,
+            "label": self.label, "status": self.status, "mode": self.timing.mode, "median_s": self.median_s,
             "rel_spread": s.rel_spread if s else None, "samples": s.n if s else 0,
             "stop_reason": self.timing.stop_reason, "flop": self.flop, "bytes": self.bytes, "rate": self.rate,
         }])
@@ -72,10 +83,17 @@ def on_stream(fn: Callable[[], Any]) -> timing.Launch:
 
 def benchmark(fn: Callable[[], Any], *, mode: str = "cold", min_samples: int = 10, max_time_s: float = 2.0,
               target_spread: float = 0.005, flop: float | None = None, bytes: float | None = None,
-              label: str | None = None) -> BenchResult:
-    """Time fn() like `gpuprof run` times a variant: warm-up, then samples until the spread is small."""
+              label: str | None = None, discard_throttled: bool = False) -> BenchResult:
+    """Time fn() like `gpuprof run` times a variant: warm-up, then samples until the spread is
+    small; then audit that its work ran on the timed stream (status IMPOSSIBLE when not)."""
     cupy()
     policy = timing.TimingPolicy(mode=mode, min_samples=min_samples, max_time_s=max_time_s,
-                                 target_spread=target_spread)
-    result = timing.measure(on_stream(fn), timing.shared_harness(), policy)
-    return BenchResult(label or getattr(fn, "__name__", "callable"), result, flop, bytes)
+                                 target_spread=target_spread, discard_throttled=discard_throttled)
+    harness = timing.shared_harness()
+    launch = on_stream(fn)
+    result = timing.measure(launch, harness, policy)
+    elsewhere = integrity.off_stream(launch, harness)
+    name = label or getattr(fn, "__name__", "callable")
+    if elsewhere:
+        return BenchResult(name, result, flop, bytes, IMPOSSIBLE, (elsewhere,))
+    return BenchResult(name, result, flop, bytes)

@@ -11,7 +11,7 @@ class Progress:
     """What the core reports while it works; the CLI turns it into a progress bar."""
 
     variant: str
-    step: str  # "compile" | "check" | "time" | "done"
+    step: str  # "compile" | "check" | "time" | "verify" | "done"
     index: int
     total: int
 

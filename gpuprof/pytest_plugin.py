@@ -40,6 +40,8 @@ class Bench:
 
         result = benchmark(fn, label=label or self.node.name, **options)
         self.store.append(result)
+        if not result.ok:  # recorded (as such) in --gpuprof-json, and the test fails
+            pytest.fail(f"gpuprof_bench {result.label}: timing is {result.status}: {'; '.join(result.reasons)}")
         return result
 
     @staticmethod
@@ -68,9 +70,10 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if not path or not timed:
         return
     from gpuprof import fingerprint, results
-    from gpuprof.results import OK, CheckResult, Row
+    from gpuprof.results import CheckResult, Row
 
-    rows = [Row(family="pytest", variant=r.label, size={}, vendor=False, check=CheckResult(status=OK),
+    rows = [Row(family="pytest", variant=r.label, size={}, vendor=False,
+                check=CheckResult(status=r.status, reasons=list(r.reasons)),
                 timing=r.timing, flop=r.flop, bytes=r.bytes) for r in timed]
     results.save(results.Results(environment=fingerprint.environment(), rows=rows, command="pytest",
                                  created_utc=fingerprint.now_utc()), Path(path))

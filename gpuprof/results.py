@@ -15,9 +15,11 @@ SCHEMA_NAME = "gpuprof.results"
 SCHEMA_VERSION = 1
 
 # Check statuses. Only "ok" rows get rates and speedups. IMPOSSIBLE: the output passed, but the
-# timing cannot be the variant's work (faster than the hardware allows); it fails the run like WRONG.
+# timing cannot be the variant's work (faster than the hardware allows, or its work ran on another
+# stream than the one timed); like WRONG, it fails the run (exit 1) and gets no rate.
 OK, WRONG, FAULT, TIMEOUT, SKIPPED, IMPOSSIBLE = "ok", "wrong", "fault", "timeout", "skipped", "impossible"
 CHECK_STATUSES = (OK, WRONG, FAULT, TIMEOUT, SKIPPED, IMPOSSIBLE)
+FAILED_STATUSES = (WRONG, FAULT, TIMEOUT, IMPOSSIBLE)  # a run or suite with one of these exits 1
 
 
 @dataclass
@@ -53,9 +55,19 @@ class Timing:
     samples_s: list[float]
     stop_reason: str
     summary: Summary | None
-    sm_clock_mhz: list[float] = field(default_factory=list)
+    sm_clock_mhz: list[float] = field(default_factory=list)  # SM clock probed on the GPU after each batch
     launches_per_sample: int = 1
     note: str = ""
+    # NVML, sampled around every batch (empty where NVML is unavailable): the SM clock it reported
+    # and whether power, thermal or hardware slowdown capped the clocks, per kept sample.
+    nvml_sm_clock_mhz: list[float] = field(default_factory=list)
+    throttled: list[bool] = field(default_factory=list)
+    throttle_reasons: list[str] = field(default_factory=list)  # every capping reason seen, by NVML name
+    discarded_throttled: int = 0  # samples thrown away and taken again (--discard-throttled)
+
+    @property
+    def throttled_count(self) -> int:
+        return sum(self.throttled)
 
 
 @dataclass
@@ -172,8 +184,10 @@ def _row_from_dict(r: dict[str, Any]) -> Row:
             for key, value in vars(summary).items():
                 _number(value, f"{where}: timing.summary.{key}", optional=False)
         timing = Timing(summary=summary, **t)
-        for sample in (*timing.samples_s, *timing.sm_clock_mhz):
+        for sample in (*timing.samples_s, *timing.sm_clock_mhz, *timing.nvml_sm_clock_mhz):
             _number(sample, f"{where}: timing samples", optional=False)
+        if not all(isinstance(flag, bool) for flag in timing.throttled):
+            raise ValueError(f"{where}: timing.throttled must hold true/false per sample")
     if not isinstance(r["vendor"], bool):
         raise ValueError(f"{where}: vendor must be true or false, not {r['vendor']!r}")
     if not isinstance(r["size"], dict):

@@ -45,6 +45,8 @@ def run(
     max_time: Annotated[float, typer.Option("--max-time", help="Time budget per variant in seconds (sampling stops when the spread is small or this is spent).")] = 2.0,
     target_spread: Annotated[float, typer.Option("--target-spread", help="Stop sampling once the robust relative spread is at most this.")] = 0.005,
     check_only: Annotated[bool, typer.Option("--check-only", help="Check correctness; do not time.")] = False,
+    discard_throttled: Annotated[bool, typer.Option(
+        "--discard-throttled", help="Drop samples taken while NVML saw power, thermal or slowdown throttling, and sample again.")] = False,
     timeout: Timeout = DEFAULT_VARIANT_TIMEOUT_S,
     define: Defines = None,
     add: AddOptions.Add = None,
@@ -78,7 +80,7 @@ def run(
         request = RunRequest(
             family=family, variants=[v.name for v in chosen], size=parse_size(fam, size),
             policy=TimingPolicy(mode=timing, min_samples=min_samples, max_time_s=max_time,
-                                target_spread=target_spread),
+                                target_spread=target_spread, discard_throttled=discard_throttled),
             check_only=check_only, defines=defines, extra_variants=extra, timeout_s=_positive(timeout),
         )
         if json_out is not None and not json_out.parent.is_dir():

@@ -11,17 +11,17 @@ from gpuprof import families, fingerprint
 from gpuprof.analysis import ceilings, derive
 from gpuprof.errors import EnvironmentProblem, UsageError
 from gpuprof.gpu import cupy, device_info
-from gpuprof.measure import isolation, timing
-from gpuprof.measure.check import check_variant
+from gpuprof.measure import integrity, isolation, timing
+from gpuprof.measure.check import Prepared, check_variant, recheck_after_timing, repoison
 from gpuprof.progress import Progress, ProgressFn
-from gpuprof.results import FAULT, OK, SKIPPED, TIMEOUT, CheckResult, Results, Row
+from gpuprof.results import FAULT, IMPOSSIBLE, OK, SKIPPED, TIMEOUT, WRONG, CheckResult, Results, Row
 from gpuprof.variants import catalog
 from gpuprof.variants.catalog import Family, Variant
 from gpuprof.variants.launch_plan import make_launch_factory
 from gpuprof.variants.sizes import clip
 
 DEFAULT_VARIANT_TIMEOUT_S = 300.0  # compile + check at every size + timing; a hang ends here
-MEMORY_HEADROOM = 4.0  # inputs + output + the float64 reference and its temporaries
+MEMORY_HEADROOM = 5.0  # inputs, their pristine copy, output, the float64 reference and its temporaries
 
 
 @dataclass
@@ -109,11 +109,14 @@ def run_variant(family: Family, variant: Variant, size: dict[str, int], policy: 
         launch_for = make_launch_factory(family, variant, spec)
         emit("check")
         row.check, prepared = check_variant(spec, variant.name, launch_for,
-                                            [*family.check_sizes, row.size], harness.stream)
+                                            [*family.check_sizes, row.size], harness.stream, family.inplace)
         if row.check.status == OK and not check_only:
             emit("time")
+            repoison(spec, prepared)  # the timed launches start from an unwritten output
             launch = launch_for(prepared.inputs, prepared.out, prepared.size)
             row.timing = timing.measure(launch, harness, policy)
+            emit("verify")
+            audit_timed_launches(row.check, spec, prepared, launch, harness, family.inplace)
         del prepared
     except _cuda_errors() as exc:
         # A sticky CUDA error (illegal address, launch failure) poisons the whole context.
@@ -125,6 +128,22 @@ def run_variant(family: Family, variant: Variant, size: dict[str, int], policy: 
         row.check = CheckResult(status=SKIPPED, reasons=[f"not run: {exc.message}"])
     cupy().get_default_memory_pool().free_all_blocks()
     return row
+
+
+def audit_timed_launches(check: CheckResult, spec: Any, prepared: Prepared, launch: timing.Launch,
+                         harness: timing.Harness, inplace: bool) -> None:
+    """After timing: the last timed output and the inputs checked again (WRONG), then the timed
+    launch audited for skipped work (WRONG) and for work on another stream (IMPOSSIBLE)."""
+    wrong = recheck_after_timing(spec, prepared, harness.stream, inplace)
+    if not wrong:
+        skipped = integrity.skips_when_written(launch, lambda: repoison(spec, prepared), harness)
+        wrong = [skipped] if skipped else []
+    if wrong:
+        check.status, check.reasons = WRONG, check.reasons + wrong
+        return
+    elsewhere = integrity.off_stream(launch, harness)
+    if elsewhere:
+        check.status, check.reasons = IMPOSSIBLE, check.reasons + [elsewhere]
 
 
 def _run_isolated(worker: isolation.Worker, job: tuple, report: Callable[[str], None]) -> Row:

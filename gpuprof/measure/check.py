@@ -1,10 +1,15 @@
-"""Correctness: fresh random inputs, NaN-poisoned output, one run, compare with a float64 reference."""
+"""Correctness: fresh random inputs, NaN-poisoned output, one run, compare with a float64 reference.
+
+The reference is computed from a copy of the inputs taken before the launch, and the inputs are
+compared with that copy afterwards: a kernel that changes its inputs (say, zeroes them and writes
+zeros) cannot pass against its own mutation. After timing, the output of the last timed launch is
+checked again (recheck_after_timing), so a kernel that only works on its first calls is caught."""
 
 from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gpuprof.gpu import cupy
@@ -16,11 +21,48 @@ LaunchFactory = Callable[[dict[str, Any], Any, dict[str, int]], Callable[[Any], 
 
 @dataclass
 class Prepared:
-    """Inputs and output left from the check at the benchmark size, reused for timing."""
+    """Inputs and output left from the check at the benchmark size, reused for timing; pristine
+    holds the inputs as they were before any launch (the reference is computed from them)."""
 
     inputs: dict[str, Any]
     out: Any
     size: dict[str, int]
+    pristine: dict[str, Any] = field(default_factory=dict)
+    tolerance: float = 0.0
+
+
+def snapshot(inputs: dict[str, Any]) -> dict[str, Any]:
+    """A device copy of every input array, taken before the variant sees them."""
+    return {name: value.copy() for name, value in inputs.items() if hasattr(value, "copy")}
+
+
+def changed_inputs(inputs: dict[str, Any], pristine: dict[str, Any]) -> list[str]:
+    """Names of the inputs whose bytes differ from their pristine copy (NaN-safe: bitwise)."""
+    cp = cupy()
+    changed = []
+    for name, before in pristine.items():
+        now = inputs[name]
+        if now.shape != before.shape or now.dtype != before.dtype:
+            changed.append(name)
+            continue
+        as_bytes = [cp.ascontiguousarray(x).reshape(-1).view(cp.uint8) for x in (now, before)]
+        if not bool(cp.array_equal(*as_bytes)):
+            changed.append(name)
+    return changed
+
+
+def settle(stream: Any) -> None:
+    """Wait for the stream, then for the whole device: work a variant put on another stream than
+    the one it was given is finished too before its output is judged (the timing audit in
+    measure/integrity.py names such a variant; the check must not read a half-written output)."""
+    stream.synchronize()
+    cupy().cuda.Device().synchronize()
+
+
+def repoison(spec: Any, prepared: Prepared) -> None:
+    """Fill the output with the family's poison again, so timing starts from an unwritten output."""
+    prepared.out[...] = spec.make_output(prepared.size)
+    cupy().cuda.Device().synchronize()
 
 
 def scaled_error(out: Any, ref: Any) -> tuple[float, int]:
@@ -30,7 +72,7 @@ def scaled_error(out: Any, ref: Any) -> tuple[float, int]:
     relative error up, while one wrong element still shows (a norm would average it away).
     """
     cp = cupy()
-    out64 = out.astype(cp.complex128 if cp.iscomplexobj(out) else cp.float64)  # complex: FFT outputs
+    out64 = out.astype(cp.complex128 if out.dtype.kind == "c" else cp.float64)  # complex: FFT outputs
     not_written = int(cp.count_nonzero(cp.isnan(out64)))
     rms = float(cp.sqrt(cp.mean(cp.abs(ref) ** 2))) if ref.size else 0.0
     scale = cp.maximum(cp.abs(ref), rms if rms > 0 else 1.0)
@@ -40,28 +82,57 @@ def scaled_error(out: Any, ref: Any) -> tuple[float, int]:
 
 
 def check_at(spec: Any, launch_for: LaunchFactory, size: dict[str, int], stream: Any,
-             tolerance: float) -> tuple[float, list[str], Prepared]:
+             tolerance: float, inplace: bool = False) -> tuple[float, list[str], Prepared]:
     """Run once at one size; (worst scaled error, reasons it is wrong, the buffers)."""
     inputs = spec.make_inputs(size, secrets.randbits(63))  # fresh inputs on every check
+    pristine = snapshot(inputs)  # the reference must not see what the kernel did to its inputs
     out = spec.make_output(size)  # NaN-poisoned: unwritten elements cannot pass
     # Inputs and poison were made on CuPy's default stream; the timing stream does not wait for it.
     cupy().cuda.Device().synchronize()
     launch_for(inputs, out, size)(stream)
-    stream.synchronize()
-    ref = spec.reference(inputs, size)
-    err, not_written = scaled_error(out, ref)
+    settle(stream)
     label = "x".join(str(v) for v in size.values())
-    reasons = []
-    if not_written:
-        reasons.append(f"{label}: {not_written} of {out.size} outputs not written (still NaN)")
-    elif not err <= tolerance:  # also catches NaN/inf errors
-        reasons.append(f"{label}: error {err:.2e} > tolerance {tolerance:.0e}")
+    err, reasons = judge(spec, out, pristine, size, tolerance, label)
+    if not inplace:
+        changed = changed_inputs(inputs, pristine)
+        if changed:
+            reasons.append(f"{label}: modified its inputs ({', '.join(changed)}); the family reads them only")
+    return err, reasons, Prepared(inputs, out, size, pristine, tolerance)
+
+
+def judge(spec: Any, out: Any, pristine: dict[str, Any], size: dict[str, int], tolerance: float,
+          label: str) -> tuple[float, list[str]]:
+    """(worst scaled error, reasons) of one output against the float64 reference of the pristine inputs."""
+    ref = spec.reference(pristine, size)
+    err, not_written = scaled_error(out, ref)
     del ref
-    return err, reasons, Prepared(inputs, out, size)
+    if not_written:
+        return err, [f"{label}: {not_written} of {out.size} outputs not written (still NaN)"]
+    if not err <= tolerance:  # also catches NaN/inf errors
+        return err, [f"{label}: error {err:.2e} > tolerance {tolerance:.0e}"]
+    return err, []
+
+
+def recheck_after_timing(spec: Any, prepared: Prepared, stream: Any, inplace: bool = False) -> list[str]:
+    """Reasons the output of the last timed launch (or the inputs) are not what the check passed.
+
+    The output was re-poisoned before timing, so it holds what the timed launches wrote: a kernel
+    that returns early after its first calls, or only writes when something changed, leaves NaN or a
+    stale value here. Within tolerance is fine (atomics reorder sums from launch to launch)."""
+    settle(stream)
+    label = "x".join(str(v) for v in prepared.size.values())
+    _err, why = judge(spec, prepared.out, prepared.pristine, prepared.size, prepared.tolerance, label)
+    reasons = [f"result changed while timed: {reason.removeprefix(label + ': ')} after the last timed launch"
+               for reason in why]
+    if not inplace:
+        changed = changed_inputs(prepared.inputs, prepared.pristine)
+        if changed:
+            reasons.append(f"modified its inputs while timed ({', '.join(changed)})")
+    return reasons
 
 
 def check_variant(spec: Any, variant: str, launch_for: LaunchFactory, sizes: list[dict[str, int]],
-                  stream: Any) -> tuple[CheckResult, Prepared]:
+                  stream: Any, inplace: bool = False) -> tuple[CheckResult, Prepared]:
     """Check at every size (the last one is the benchmark size); keep the last buffers for timing."""
     tolerance = 0.0
     worst = 0.0
@@ -71,7 +142,7 @@ def check_variant(spec: Any, variant: str, launch_for: LaunchFactory, sizes: lis
         if prepared is not None:
             prepared = None  # free the previous size's buffers first
         tolerance = spec.tolerance(variant, size)  # may grow with the size (long sums)
-        err, why, prepared = check_at(spec, launch_for, size, stream, tolerance)
+        err, why, prepared = check_at(spec, launch_for, size, stream, tolerance, inplace)
         worst = max(worst, err) if err == err else float("nan")
         reasons += why
     if prepared is None:

@@ -14,6 +14,7 @@ import numpy as np
 from gpuprof.analysis import stats
 from gpuprof.errors import UsageError
 from gpuprof.gpu import cupy, device_info
+from gpuprof.measure import throttle
 from gpuprof.results import Timing
 
 Launch = Callable[[Any], None]  # launch(stream): enqueue one run of the variant on that stream
@@ -42,6 +43,7 @@ class TimingPolicy:
     max_time_s: float = 2.0
     target_spread: float = 0.005
     warmup: int = 3
+    discard_throttled: bool = False  # drop batches NVML saw throttled and sample again
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -72,7 +74,9 @@ class Harness:
         self._flush_grid = info.sm_count * 4
         self._sink = cp.zeros(1, dtype=cp.int32)
         self._timed_out = cp.zeros(1, dtype=cp.int32)
-        self._clock = cp.zeros(2, dtype=cp.uint64)
+        self._clock = cp.zeros(2, dtype=cp.uint64)  # probed before a batch (the GPU was idle)
+        self._clock_after = cp.zeros(2, dtype=cp.uint64)  # probed right after its last sample
+        self.nvml = throttle.Monitor.for_device(info.uuid, info.index)
         # Mapped pinned memory: the host writes the release flag, the blocker kernel reads it.
         rt = cp.cuda.runtime
         self._release_mem = cp.cuda.PinnedMemory(64, rt.hostAllocMapped | rt.hostAllocPortable)
@@ -91,11 +95,15 @@ class Harness:
     def release(self) -> None:
         self._release[0] = 1
 
-    def probe_clock(self) -> None:
-        self._probe((1,), (1,), (self._clock, np.uint64(CLOCK_PROBE_NS)), stream=self.stream)
+    def probe_clock(self, after: bool = False) -> None:
+        buffer = self._clock_after if after else self._clock
+        self._probe((1,), (1,), (buffer, np.uint64(CLOCK_PROBE_NS)), stream=self.stream)
 
-    def clock_mhz(self) -> float:
-        cycles, ns = (int(x) for x in self._clock.get())
+    def clock_mhz(self, after: bool = True) -> float:
+        """The probed SM clock; after=True: the probe queued right behind the batch's last
+        sample, i.e. the clock the GPU was running the batch at, not the idle clock before it."""
+        self.stream.synchronize()  # the probe runs behind the batch's last event
+        cycles, ns = (int(x) for x in (self._clock_after if after else self._clock).get())
         return cycles / ns * 1e3 if ns else math.nan
 
     def events(self, count: int) -> list[Any]:
@@ -133,6 +141,10 @@ def measure(launch: Launch, harness: Harness, policy: TimingPolicy) -> Timing:
 
     samples: list[float] = []
     clocks: list[float] = []
+    nvml_clocks: list[float] = []
+    throttled: list[bool] = []
+    reasons: set[str] = set()
+    discarded = 0
     started = time.perf_counter()
     stop_reason = ""
     dropped = 0
@@ -140,7 +152,11 @@ def measure(launch: Launch, harness: Harness, policy: TimingPolicy) -> Timing:
         want = max(policy.min_samples - len(samples), 1)
         batch = int(min(MAX_BATCH, policy.max_samples - len(samples),
                         max(want, BATCH_GPU_SECONDS // max(gpu_per_sample_s, 1e-9))))
+        harness.nvml.batch()  # forget readings from before this batch
+        harness.nvml.read()
         got = sample_runner(batch)
+        harness.nvml.read()
+        reading = harness.nvml.batch()
         if harness.took_too_long():
             # The host was too slow to queue the batch, so its samples may hold launch gaps: drop
             # them, but never loop forever on a host that is always this slow.
@@ -149,12 +165,23 @@ def measure(launch: Launch, harness: Harness, policy: TimingPolicy) -> Timing:
                 continue
             stop_reason = "host_too_slow_to_queue_batches"
             break
+        reasons.update(reading.reasons)
+        if reading.throttled and policy.discard_throttled:
+            discarded += len(got)  # sample again; the budget below still ends a GPU that stays throttled
+            if time.perf_counter() - started >= 10 * policy.max_time_s:
+                stop_reason = "throttled_throughout"
+            continue
         samples += got
         clocks += [harness.clock_mhz()] * len(got)
+        if reading.sm_clock_mhz is not None:
+            nvml_clocks += [reading.sm_clock_mhz] * len(got)
+        if harness.nvml.available:
+            throttled += [reading.throttled] * len(got)
         stop_reason = _stop_reason(samples, policy, time.perf_counter() - started)
     return Timing(mode=policy.mode, samples_s=samples, stop_reason=stop_reason,
                   summary=stats.summarize(samples) if samples else None, sm_clock_mhz=clocks,
-                  launches_per_sample=launches, note=note)
+                  launches_per_sample=launches, note=note, nvml_sm_clock_mhz=nvml_clocks,
+                  throttled=throttled, throttle_reasons=sorted(reasons), discarded_throttled=discarded)
 
 
 def _stop_reason(samples: list[float], policy: TimingPolicy, elapsed_s: float) -> str:
@@ -196,7 +223,9 @@ def _sampler(launch: Launch, harness: Harness, mode: str, per_launch_s: float):
             events[2 * i].record(stream)
             body()
             events[2 * i + 1].record(stream)
+        harness.probe_clock(after=True)
         harness.release()
+        harness.nvml.read()  # while the batch runs
         events[2 * n - 1].synchronize()
         return [cp.cuda.get_elapsed_time(events[2 * i], events[2 * i + 1]) / 1e3 / divide for i in range(n)]
 
@@ -229,7 +258,9 @@ def _take_cupti(n: int, launch: Launch, harness: Harness) -> list[float]:
         for _ in range(n):
             harness.flush()
             launch(harness.stream)
+        harness.probe_clock(after=True)
         harness.release()
+        harness.nvml.read()  # while the batch runs
         harness.stream.synchronize()
     records = [(e.start_ns(), e.duration_ns(), e.name()) for e in prof.profiler.kineto_results.events()
                if e.device_type() == t.autograd.DeviceType.CUDA]

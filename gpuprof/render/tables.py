@@ -14,8 +14,8 @@ from gpuprof.render import units
 from gpuprof.results import FAULT, IMPOSSIBLE, OK, SKIPPED, TIMEOUT, WRONG, Timing, size_label
 from gpuprof.variants.catalog import Family
 
-_STATUS_STYLE = {OK: "green", WRONG: "bold red", FAULT: "bold red", TIMEOUT: "bold red", IMPOSSIBLE: "bold red",
-                 SKIPPED: "dim"}
+_STATUS_STYLE = {OK: "green", WRONG: "bold red", FAULT: "bold red", TIMEOUT: "bold red", SKIPPED: "dim",
+                 IMPOSSIBLE: "bold magenta"}
 MEASURED_OVER = ("faster than `devicequery --measure` measured: that figure is one library call at one size "
                  "(cuBLAS 8192³, a D2D copy), not a hardware limit")
 _GENERIC_FORMULA = {"flop": "TFLOP/s = the family's FLOP count / median time",
@@ -61,11 +61,16 @@ def run_table(family: Family, derived: list[Derived], baseline: str | None, vend
     return table
 
 
-def _samples_cell(timing: Timing | None) -> str:
-    """'64 converged'; a timed row with no samples shows why sampling stopped, never a bare '-'."""
+def _samples_cell(timing: Timing | None) -> Text | str:
+    """'64 converged', plus '12/64 throttled' in yellow when NVML saw power/thermal/slowdown caps."""
     if timing is None:
         return "-"
-    return f"{timing.summary.n if timing.summary else 0} {timing.stop_reason}"
+    cell = Text(f"{timing.summary.n if timing.summary else 0} {timing.stop_reason}")
+    if timing.throttled_count:
+        cell.append(f" {timing.throttled_count}/{len(timing.throttled)} throttled", style="yellow")
+    if timing.discarded_throttled:
+        cell.append(f" ({timing.discarded_throttled} discarded)", style="dim")
+    return cell
 
 
 def _flags(derived: list[Derived]) -> dict[str | None, str]:

@@ -82,6 +82,9 @@ class Family:
     check_sizes: tuple[dict[str, int], ...]
     variants: tuple[Variant, ...]
     directory: Path
+    # `inplace = true` in family.toml: the kernels overwrite their inputs by design, so the check
+    # does not hold a changed input against them (the reference still uses the untouched copy).
+    inplace: bool = False
 
     def variant(self, name: str) -> Variant:
         """By name, by alias, or by a prefix that picks out exactly one variant."""
@@ -188,6 +191,7 @@ def parse_manifest(path: Path) -> Family:
         check_sizes=tuple(m.size_list("check_sizes")),
         variants=tuple(parse_variant(path, i, v) for i, v in enumerate(m.table_list("variant"), 1)),
         directory=path.parent,
+        inplace=m.bool("inplace", default=False),
     )
     _validate(path, family)
     return family
@@ -341,6 +345,12 @@ class _Manifest:
         value = self._get(key)
         if not isinstance(value, str) or not value:
             raise self.fail(key, "must be a non-empty string")
+        return value
+
+    def bool(self, key: str, default: bool) -> bool:
+        value = self.data.get(key, default)
+        if not isinstance(value, bool):
+            raise self.fail(key, "must be true or false")
         return value
 
     def opt_str(self, key: str) -> str | None:

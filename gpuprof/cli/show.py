@@ -1,0 +1,39 @@
+"""`gpuprof show RESULTS.json`: the `run` table of any results file, on a machine without a GPU."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from gpuprof.cli._app import app
+from gpuprof.cli._boundary import exit_on_error, fail
+from gpuprof.render.console import make_console
+from gpuprof.render.tables import run_table
+
+console = make_console()
+
+
+@app.command()
+def show(
+    results_file: Annotated[Path, typer.Argument(metavar="RESULTS.json", help="A results file from run, suite or pytest --gpuprof-json.")],
+) -> None:
+    """Print a results file as `gpuprof run` printed it (ceilings of the file's GPU); exit 1 if a row failed.
+
+    Example: gpuprof show matmul.json
+    """
+    from gpuprof.commands.show import show as show_file
+
+    with exit_on_error():
+        shown = show_file(results_file)
+    if shown.results.command:
+        console.print(f"{results_file}: {shown.results.command} ({shown.results.environment.get('gpu_name', 'unknown GPU')}, "
+                      f"{shown.results.created_utc or 'undated'})")
+    for group in shown.groups:
+        console.print(run_table(group.family, group.derived, group.baseline, group.vendor, shown.ceilings, group.mode))
+    if shown.ceilings is None:
+        console.print("% ceiling: not shown; no ceilings are known for this file's GPU.")
+    if shown.failed:
+        raise fail(f"{len(shown.failed)} row(s) failed: "
+                   + ", ".join(f"{r.id} {r.check.status.upper()}" for r in shown.failed), 1)

@@ -1,0 +1,85 @@
+"""`gpuprof show`'s core: a results file -> the groups `gpuprof run` would have printed, judged
+again without a GPU (rates, % of ceiling and speedups from analysis.derive; ceilings from the
+file's own fingerprint, never from this machine)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpuprof import families, results
+from gpuprof.analysis import ceilings
+from gpuprof.analysis.ceilings import Ceilings
+from gpuprof.analysis.derive import Derived, derive
+from gpuprof.errors import GpuprofError
+from gpuprof.results import FAILED_STATUSES, Results, Row
+from gpuprof.variants import catalog
+from gpuprof.variants.catalog import Family
+
+
+@dataclass(frozen=True)
+class Group:
+    """Rows of one family at one size and timing mode: one `run` table."""
+
+    family: Family
+    derived: list[Derived]
+    baseline: str | None
+    vendor: str | None
+    mode: str
+
+
+@dataclass(frozen=True)
+class Shown:
+    results: Results
+    groups: list[Group]
+    ceilings: Ceilings | None
+
+    @property
+    def failed(self) -> list[Row]:
+        return [r for r in self.results.rows if r.check.status in FAILED_STATUSES]
+
+
+def show(path: Path) -> Shown:
+    """Load the file (InputError if it is not a results file) and group its rows as `run` does."""
+    loaded = results.load(path)
+    limits = ceilings_of(loaded.environment)
+    groups: dict[tuple[str, str, str], list[Row]] = {}
+    for row in loaded.rows:
+        mode = row.timing.mode if row.timing else str(loaded.timing_policy.get("mode", "cold"))
+        groups.setdefault((row.family, results.size_label(row.size), mode), []).append(row)
+    out = []
+    for (family_name, _, mode), rows in groups.items():
+        family, rate_kind = _family(family_name, rows)
+        names = {r.variant for r in rows}
+        baseline = family.baseline if family.baseline in names else None
+        vendor = family.vendor_reference if family.vendor_reference in names else None
+        out.append(Group(family, derive(rows, rate_kind, baseline, vendor, limits), baseline, vendor, mode))
+    return Shown(loaded, out, limits)
+
+
+def ceilings_of(environment: dict[str, Any]) -> Ceilings | None:
+    """The ceilings of the GPU the file was measured on, from its fingerprint (GPU name, SM count,
+    compute capability). Where analysis.ceilings can give none for it, no % ceiling is shown:
+    this machine's GPU (if any) says nothing about the file's."""
+    from_environment = getattr(ceilings, "from_environment", None)  # the datasheet table (issue 12 item 3)
+    if from_environment is None:
+        return None
+    try:
+        return from_environment(environment)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _family(name: str, rows: list[Row]) -> tuple[Family, str]:
+    """The catalogue's family and its rate kind; for rows of no shipped family (pytest rows,
+    another gpuprof's family), a stand-in named after them, rated by what the rows carry."""
+    try:
+        family = catalog.load_family(name)
+        return family, families.spec(name).RATE
+    except GpuprofError:
+        rate_kind = "flop" if all(r.flop for r in rows) else "bytes"
+        stand_in = Family(name=name, summary="rows of a family this gpuprof does not ship", signature="",
+                          baseline="", vendor_reference=None, dims=tuple(rows[0].size), grid_dims=(),
+                          default_size=dict(rows[0].size), check_sizes=(), variants=(), directory=Path("."))
+        return stand_in, rate_kind

@@ -1,0 +1,298 @@
+"""The integrity guards' decisions on the CPU: numpy stands in for CuPy, Python functions for kernels.
+
+What each fake kernel does mirrors one adversarial kernel in tests/kernels/adversarial/ (the GPU
+test runs those): zeroing its inputs, returning early after its first call, caching on its output,
+drifting on later calls, running on another stream. Correct kernels (also one whose atomics
+reorder a sum from launch to launch) must pass."""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import pytest
+
+from gpuprof.commands import run as run_core
+from gpuprof.measure import check, integrity
+from gpuprof.results import IMPOSSIBLE, OK, WRONG, CheckResult
+
+NUMPY_NAMES = ("float64", "float32", "uint8", "isnan", "count_nonzero", "sqrt", "mean", "maximum", "abs",
+               "nanmax", "ascontiguousarray", "array_equal", "full", "nan")
+
+
+class FakeStream:
+    def synchronize(self) -> None:
+        pass
+
+
+@pytest.fixture
+def fake_cupy(monkeypatch):
+    fake = types.SimpleNamespace(**{n: getattr(np, n) for n in NUMPY_NAMES},
+                                 cuda=types.SimpleNamespace(Device=lambda: types.SimpleNamespace(synchronize=lambda: None)))
+    monkeypatch.setattr(check, "cupy", lambda: fake)
+    return fake
+
+
+class VecaddSpec:
+    """vecadd's host side in numpy: c = a + b."""
+
+    @staticmethod
+    def make_inputs(size, seed):
+        rng = np.random.default_rng(seed % 2**32)
+        return {"a": rng.uniform(-1, 1, size["n"]).astype(np.float32), "b": rng.uniform(-1, 1, size["n"]).astype(np.float32)}
+
+    @staticmethod
+    def make_output(size):
+        return np.full(size["n"], np.nan, dtype=np.float32)
+
+    @staticmethod
+    def reference(inputs, size):
+        return inputs["a"].astype(np.float64) + inputs["b"].astype(np.float64)
+
+    @staticmethod
+    def tolerance(variant, size):
+        return 1e-6
+
+
+SIZES = [{"n": 1}, {"n": 4097}, {"n": 100_000}]
+
+
+def honest(inputs, out, size):
+    return lambda stream: np.add(inputs["a"], inputs["b"], out=out)
+
+
+def zeroes_inputs(inputs, out, size):
+    def launch(stream):
+        inputs["a"][:] = 0
+        inputs["b"][:] = 0
+        out[:] = 0
+
+    return launch
+
+
+def run_check(launch_for, inplace=False, sizes=SIZES):
+    return check.check_variant(VecaddSpec, "v", launch_for, sizes, FakeStream(), inplace)
+
+
+def time_it(prepared, launch_for, launches=5):
+    """What run_variant does around timing: re-poison, then the timed launches on the same buffers."""
+    check.repoison(VecaddSpec, prepared)
+    launch = launch_for(prepared.inputs, prepared.out, prepared.size)
+    for _ in range(launches):
+        launch(FakeStream())
+    return check.recheck_after_timing(VecaddSpec, prepared, FakeStream())
+
+
+# ---------------------------------------------------------------- inputs
+
+
+def test_a_correct_kernel_passes_and_its_timed_output_is_still_right(fake_cupy):
+    result, prepared = run_check(honest)
+    assert result.status == OK and result.reasons == []
+    assert time_it(prepared, honest) == []
+
+
+def test_a_kernel_that_zeroes_its_inputs_and_writes_zeros_is_wrong(fake_cupy):
+    result, _ = run_check(zeroes_inputs)
+    assert result.status == WRONG
+    assert any("modified its inputs (a, b)" in r for r in result.reasons), result.reasons
+    assert result.max_rel_error > 0.5  # the reference came from the untouched copy, not from zeros
+
+
+def test_an_inplace_family_does_not_hold_the_change_against_it_but_the_reference_is_still_pristine(fake_cupy):
+    def writes_then_scribbles(inputs, out, size):
+        def launch(stream):
+            np.add(inputs["a"], inputs["b"], out=out)
+            inputs["a"][:] = 7  # uses its input as scratch, by design of an in-place family
+
+        return launch
+
+    result, _ = run_check(writes_then_scribbles, inplace=True)
+    assert result.status == OK, result.reasons
+    result, _ = run_check(zeroes_inputs, inplace=True)
+    assert result.status == WRONG and not any("modified" in r for r in result.reasons)
+
+
+def test_a_changed_input_is_seen_bitwise_and_nan_equals_itself(fake_cupy):
+    a = np.array([np.nan, 1.0], dtype=np.float32)
+    assert check.changed_inputs({"a": a.copy()}, {"a": a}) == []
+    b = a.copy()
+    b[1] = -1.0
+    assert check.changed_inputs({"a": b}, {"a": a}) == ["a"]
+    assert check.changed_inputs({"a": a.astype(np.float64)}, {"a": a}) == ["a"]
+
+
+# ---------------------------------------------------------------- after timing
+
+
+def test_a_kernel_that_exits_early_after_its_first_call_is_wrong_after_timing(fake_cupy):
+    calls = {"n": 0}
+
+    def first_call_only(inputs, out, size):
+        def launch(stream):
+            calls["n"] += 1
+            if calls["n"] == 1:
+                np.add(inputs["a"], inputs["b"], out=out)
+
+        return launch
+
+    result, prepared = run_check(first_call_only, sizes=[{"n": 100_000}])
+    assert result.status == OK  # one size, one call: the check alone cannot see it
+    reasons = time_it(prepared, first_call_only)
+    assert reasons and reasons[0].startswith("result changed while timed: 100000 of 100000 outputs not written")
+
+
+def test_a_kernel_that_drifts_on_later_calls_is_wrong_after_timing(fake_cupy):
+    calls = {"n": 0}
+
+    def drifts(inputs, out, size):
+        def launch(stream):
+            calls["n"] += 1
+            np.add(inputs["a"], inputs["b"], out=out)
+            out[0] += 1e-3 * (calls["n"] - 1)  # right once; then a counter that is never reset
+
+        return launch
+
+    result, prepared = run_check(drifts, sizes=[{"n": 1000}])
+    assert result.status == OK
+    assert time_it(prepared, drifts)[0].startswith("result changed while timed: error")
+
+
+def test_a_reordered_sum_within_tolerance_is_not_a_change(fake_cupy):
+    flip = {"n": 0}
+
+    def reorders(inputs, out, size):
+        def launch(stream):
+            flip["n"] += 1
+            np.add(inputs["a"], inputs["b"], out=out)
+            out[:] = np.nextafter(out, np.float32(np.inf) if flip["n"] % 2 else np.float32(-np.inf))  # one ulp
+
+        return launch
+
+    result, prepared = run_check(reorders, sizes=[{"n": 1000}])
+    assert result.status == OK
+    assert time_it(prepared, reorders) == []
+
+
+def test_inputs_changed_during_timing_are_named(fake_cupy):
+    calls = {"n": 0}
+
+    def zeroes_later(inputs, out, size):
+        def launch(stream):
+            calls["n"] += 1
+            np.add(inputs["a"], inputs["b"], out=out)
+            if calls["n"] > 1:
+                inputs["b"][:1] = 0
+
+        return launch
+
+    result, prepared = run_check(zeroes_later, sizes=[{"n": 1000}])
+    assert result.status == OK
+    assert "modified its inputs while timed (b)" in time_it(prepared, zeroes_later)
+
+
+# ---------------------------------------------------------------- the audits' verdicts
+
+
+def test_off_stream_verdict():
+    # Correct: the device is done (within a sync latency) once the timed work is done.
+    assert not integrity.off_stream_verdict([(1e-3, 1.01e-3), (1e-3, 0.99e-3), (1e-3, 1.0e-3)])
+    assert not integrity.off_stream_verdict([(5e-6, 30e-6)] * 3)  # tiny kernel, sync latency only
+    assert not integrity.off_stream_verdict([(20e-3, 20.05e-3)] * 3)
+    # torch.add 2^28 on a side stream: the events bracket ~3 µs, the device works ~1 ms more.
+    assert integrity.off_stream_verdict([(3e-6, 1.0e-3), (3e-6, 1.1e-3), (3e-6, 0.95e-3)])
+    # One trial hit an OS hiccup during the sync: not enough on its own.
+    assert not integrity.off_stream_verdict([(1e-3, 1e-3), (1e-3, 5e-3), (1e-3, 1e-3)])
+    assert not integrity.off_stream_verdict([])
+
+
+def test_skips_verdict():
+    assert not integrity.skips_verdict([1e-3] * 3, [1.01e-3, 0.99e-3, 1e-3])
+    assert not integrity.skips_verdict([8e-6] * 3, [3e-6] * 3)  # below the noise floor of one cold launch
+    assert integrity.skips_verdict([1e-3] * 3, [4e-6] * 3)  # caches: does nothing on a written output
+    assert not integrity.skips_verdict([], [])
+
+
+def test_skips_when_written_times_poisoned_and_written_launches(monkeypatch):
+    state = {"written": False}
+
+    def fake_time_cold(launch, harness):
+        took = 4e-6 if state["written"] else 1e-3  # a caching kernel
+        state["written"] = True
+        return took
+
+    monkeypatch.setattr(integrity, "_time_cold", fake_time_cold)
+    reason = integrity.skips_when_written(None, lambda: state.update(written=False), harness=None)
+    assert reason and reason.startswith(integrity.SKIPS_REASON) and "4.0 µs on a written output" in reason
+
+    monkeypatch.setattr(integrity, "_time_cold", lambda launch, harness: 1e-3)
+    assert integrity.skips_when_written(None, lambda: None, harness=None) is None
+
+
+# ---------------------------------------------------------------- run_variant's decision
+
+
+@pytest.mark.parametrize(("recheck", "skips", "elsewhere", "status", "reason"), [
+    ([], None, None, OK, None),
+    (["result changed while timed: x"], None, None, WRONG, "result changed while timed"),
+    ([], "does less work when its output already holds a result", None, WRONG, "does less work"),
+    ([], None, integrity.OFF_STREAM_REASON, IMPOSSIBLE, "another stream"),
+    (["result changed while timed: x"], None, integrity.OFF_STREAM_REASON, WRONG, "result changed"),
+])
+def test_audit_timed_launches_sets_the_status(monkeypatch, recheck, skips, elsewhere, status, reason):
+    monkeypatch.setattr(run_core, "recheck_after_timing", lambda *a: list(recheck))
+    monkeypatch.setattr(run_core.integrity, "skips_when_written", lambda *a: skips)
+    monkeypatch.setattr(run_core.integrity, "off_stream", lambda *a: elsewhere)
+    result = CheckResult(status=OK, max_rel_error=0.0, tolerance=1e-6)
+    run_core.audit_timed_launches(result, None, None, None, types.SimpleNamespace(stream=FakeStream()), False)
+    assert result.status == status
+    if reason:
+        assert any(reason in r for r in result.reasons)
+    else:
+        assert result.reasons == []
+
+
+# ---------------------------------------------------------------- the Python API
+
+
+def test_api_benchmark_of_off_stream_work_is_impossible_and_has_no_rate(monkeypatch):
+    from gpuprof import api
+    from gpuprof.analysis.stats import summarize
+    from gpuprof.results import Timing
+
+    samples = [3e-6] * 10
+    timed = Timing(mode="cold", samples_s=samples, stop_reason="converged", summary=summarize(samples))
+    monkeypatch.setattr(api, "cupy", lambda: None)
+    monkeypatch.setattr(api.timing, "shared_harness", lambda: None)
+    monkeypatch.setattr(api.timing, "measure", lambda launch, harness, policy: timed)
+    monkeypatch.setattr(api.integrity, "off_stream", lambda launch, harness: integrity.OFF_STREAM_REASON + ": figures")
+    result = api.benchmark(lambda: None, bytes=3.2e9, label="side stream")
+    assert result.status == IMPOSSIBLE and not result.ok
+    assert result.rate is None and result.median_s == 3e-6  # the time is kept, the rate is not given
+    assert result.reasons == (integrity.OFF_STREAM_REASON + ": figures",)
+    assert result.to_dict()["status"] == IMPOSSIBLE
+
+    monkeypatch.setattr(api.integrity, "off_stream", lambda launch, harness: None)
+    good = api.benchmark(lambda: None, bytes=3.2e9)
+    assert good.ok and good.rate == pytest.approx(3.2e9 / 3e-6)
+
+
+# ---------------------------------------------------------------- the manifest's in-place key
+
+
+def test_inplace_is_a_family_level_manifest_key(tmp_path):
+    from gpuprof.errors import InputError
+    from gpuprof.variants import catalog
+
+    source = (catalog.kernels_root() / "vecadd" / "family.toml").read_text()
+    folder = tmp_path / "vecadd"
+    folder.mkdir()
+    for cu in (catalog.kernels_root() / "vecadd").iterdir():
+        (folder / cu.name).write_bytes(cu.read_bytes())
+    assert catalog.parse_manifest(folder / "family.toml").inplace is False  # none of today's families is
+    (folder / "family.toml").write_text("inplace = true\n" + source)
+    assert catalog.parse_manifest(folder / "family.toml").inplace is True
+    (folder / "family.toml").write_text('inplace = "yes"\n' + source)
+    with pytest.raises(InputError, match="'inplace' must be true or false"):
+        catalog.parse_manifest(folder / "family.toml")
+    assert not any(f.inplace for f in catalog.load_all())

@@ -1,0 +1,81 @@
+// reduce / lost_block_atomic — deliberately wrong, for the integrity tests: kernels/reduce/
+// vectorized_atomic.cu with one change, marked LOST BLOCK below: above 2^26 elements the middle
+// block never adds its sum into out[0]. Every check size is far smaller, so only the benchmark
+// size shows it, and only under a tolerance tight enough for one of ~264 block sums (issue 12
+// item 2). The original's notes follow.
+// Changed from warp_shuffle: 16-byte float4 loads, UNROLL of them in flight per thread per
+// iteration (into UNROLL independent sums), and no second launch: each block's sum goes into
+// out[0] with one atomicAdd. out must be 0 first: the host's plan() zeroes it with a memset on the
+// same stream, inside the timed launch. Float atomics land in whatever order the blocks finish, so
+// the last bits of the result vary from run to run (well within the tolerance). Blocks of 1024
+// threads, two per SM (per_sm:2): 264 atomics on an H100. The n % 4 tail is added by the first
+// threads of the grid, one scalar each. Expected limiter: DRAM bandwidth.
+
+#ifndef BLOCK
+#define BLOCK 1024
+#endif
+#ifndef UNROLL
+#define UNROLL 4
+#endif
+
+static_assert(BLOCK >= 32 && BLOCK <= 1024 && BLOCK % 32 == 0, "BLOCK must be whole warps, 32..1024");
+static_assert(UNROLL >= 1 && UNROLL <= 8, "UNROLL float4 loads in flight per thread: 1..8");
+
+static __device__ __forceinline__ float warp_sum(float v)
+{
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1)
+        v += __shfl_down_sync(0xffffffffu, v, offset);
+    return v;
+}
+
+extern "C" __global__ __launch_bounds__(BLOCK) void reduce_lost_block_atomic(const float* __restrict__ in, float* __restrict__ out, int n)
+{
+    __shared__ float warp_sums[BLOCK / 32];
+
+    const unsigned tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+    const unsigned n4 = (unsigned)n / 4;
+    const unsigned stride = gridDim.x * BLOCK;
+    const float4* in4 = reinterpret_cast<const float4*>(in);   // cupy buffers are 256-byte aligned
+
+    float acc[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u)
+        acc[u] = 0.0f;
+
+    unsigned i = blockIdx.x * BLOCK + tid;
+    // UNROLL independent loads issued before any is used (n4 < 2^29: no unsigned wrap below).
+    for (; i + (UNROLL - 1) * stride < n4; i += UNROLL * stride) {
+        float4 v[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u)
+            v[u] = in4[i + u * stride];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u)
+            acc[u] += (v[u].x + v[u].y) + (v[u].z + v[u].w);
+    }
+    for (; i < n4; i += stride) {
+        const float4 v = in4[i];
+        acc[0] += (v.x + v.y) + (v.z + v.w);
+    }
+    const unsigned t = 4 * n4 + blockIdx.x * BLOCK + tid;   // the last n % 4 (< 4) elements
+    if (t < (unsigned)n)
+        acc[0] += in[t];
+
+    float sum = 0.0f;
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u)
+        sum += acc[u];
+
+    sum = warp_sum(sum);
+    if (lane == 0)
+        warp_sums[warp] = sum;
+    __syncthreads();
+    if (warp == 0) {
+        sum = lane < BLOCK / 32 ? warp_sums[lane] : 0.0f;
+        sum = warp_sum(sum);
+        const bool lost = n > (1 << 26) && blockIdx.x == gridDim.x / 2;   // LOST BLOCK
+        if (lane == 0 && !lost)
+            atomicAdd(out, sum);                        // out[0] was zeroed by the host, same stream
+    }
+}
