@@ -71,6 +71,7 @@ class Row:
     bytes: float | None = None
     technique: str = ""
     defines: dict[str, int] = field(default_factory=dict)  # tile parameters the variant was built with
+    precision: str = "fp32"  # the variant's arithmetic (manifest `precision`): its tolerance and its ceiling
     ncu: dict[str, Any] | None = None
     sanitizer: dict[str, Any] | None = None
 
@@ -186,6 +187,7 @@ def _row_from_dict(r: dict[str, Any]) -> Row:
         bytes=_number(r.get("bytes"), f"{where}: bytes"),
         technique=str(r.get("technique", "")),
         defines={str(k): int(v) for k, v in (r.get("defines") or {}).items()},
+        precision=str(r.get("precision", "fp32")),
         ncu=r.get("ncu"),
         sanitizer=r.get("sanitizer"),
     )

@@ -15,7 +15,7 @@ MATMUL = {"m": 4096, "n": 4096, "k": 4096}
 
 
 def row(variant: str, median_s: float | None, *, family: str = "matmul", size: dict[str, int] | None = None,
-        status: str = OK, vendor: bool = False) -> Row:
+        status: str = OK, vendor: bool = False, precision: str = "fp32") -> Row:
     """A row timed at `median_s` (three samples around it), with the family's real FLOP and byte counts."""
     spec = {"matmul": matmul, "vecadd": vecadd}[family]
     size = size or (MATMUL if family == "matmul" else {"n": 2**28})
@@ -24,7 +24,7 @@ def row(variant: str, median_s: float | None, *, family: str = "matmul", size: d
         samples = [0.99 * median_s, median_s, 1.01 * median_s]
         timing = Timing(mode="cold", samples_s=samples, stop_reason="converged", summary=summarize(samples))
     return Row(family=family, variant=variant, size=size, vendor=vendor, check=CheckResult(status=status),
-               timing=timing, flop=spec.flop(size), bytes=spec.bytes_moved(size))
+               timing=timing, flop=spec.flop(size), bytes=spec.bytes_moved(size), precision=precision)
 
 
 def by_variant(derived):
@@ -111,15 +111,21 @@ def test_flop_family_uses_fp32():
 
 
 def test_a_tf32_variant_uses_the_tf32_ceiling_when_known():
-    rows = [row("cublas", 2e-3, vendor=True), row("cublas_tf32", 0.5e-3, vendor=True)]
+    rows = [row("cublas", 2e-3, vendor=True), row("cublas_tf32", 0.5e-3, vendor=True, precision="tf32")]
     d = by_variant(derive(rows, "flop", "cublas", "cublas", CEILINGS))
     assert d["cublas_tf32"].fraction_of_ceiling == pytest.approx(d["cublas_tf32"].rate / CEILINGS.tf32_flops)
     assert d["cublas"].fraction_of_ceiling == pytest.approx(d["cublas"].rate / CEILINGS.fp32_flops)
 
 
+def test_the_ceiling_follows_the_precision_not_the_name():
+    """A student's FP32 kernel named mine_tf32 is judged against the FP32 peak (issue 11)."""
+    d = derive([row("mine_tf32", 0.5e-3)], "flop", None, None, CEILINGS)[0]
+    assert d.fraction_of_ceiling == pytest.approx(d.rate / CEILINGS.fp32_flops)
+
+
 def test_a_tf32_variant_falls_back_to_fp32_without_a_tf32_ceiling():
     limits = Ceilings(bandwidth_bytes_s=3.35e12, fp32_flops=67e12)
-    d = derive([row("cublas_tf32", 0.5e-3, vendor=True)], "flop", None, None, limits)[0]
+    d = derive([row("cublas_tf32", 0.5e-3, vendor=True, precision="tf32")], "flop", None, None, limits)[0]
     assert d.fraction_of_ceiling == pytest.approx(d.rate / limits.fp32_flops)
 
 

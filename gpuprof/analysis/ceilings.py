@@ -22,11 +22,15 @@ class Ceilings:
     bf16_flops: float | None = None
     source: str = "theoretical"  # or "measured <date>"
 
-    def for_rate(self, rate: str, variant: str) -> float | None:
+    def for_rate(self, rate: str, precision: str = "fp32") -> float | None:
+        """The ceiling a row is judged against: bandwidth, or the peak of the row's own precision
+        (the manifest's `precision`, kept in Row.precision; never guessed from a variant's name)."""
         if rate == "bytes":
             return self.bandwidth_bytes_s
-        if variant.endswith("tf32") and self.tf32_flops:
+        if precision == "tf32" and self.tf32_flops:
             return self.tf32_flops
+        if precision in ("bf16", "fp16") and self.bf16_flops:
+            return self.bf16_flops
         return self.fp32_flops
 
 

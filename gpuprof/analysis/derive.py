@@ -35,7 +35,7 @@ def derive(rows: list[Row], rate_kind: str, baseline: str | None, vendor: str | 
     out = []
     for r in rows:
         rate = rates[r.variant]
-        ceiling = ceilings.for_rate(rate_kind, r.variant) if ceilings else None
+        ceiling = ceilings.for_rate(rate_kind, r.precision) if ceilings else None
         out.append(Derived(
             row=r,
             rate=rate,

@@ -90,7 +90,7 @@ def _run_variants(family: Family, chosen: list[Variant], spec: Any, size: dict[s
 def _blank_row(family: Family, variant: Variant, size: dict[str, int], spec: Any) -> Row:
     bench_size = clip(size, variant.max_size)
     return Row(family=family.name, variant=variant.name, size=bench_size, vendor=variant.vendor,
-               check=CheckResult(status=SKIPPED), technique=variant.technique, defines=dict(variant.defines),
+               check=CheckResult(status=SKIPPED), technique=variant.technique, defines=dict(variant.defines), precision=variant.precision,
                flop=spec.flop(bench_size), bytes=spec.bytes_moved(bench_size))
 
 
@@ -105,7 +105,7 @@ def run_variant(family: Family, variant: Variant, size: dict[str, int], policy: 
         emit("compile")
         launch_for = make_launch_factory(family, variant, spec)
         emit("check")
-        row.check, prepared = check_variant(spec, variant.name, launch_for,
+        row.check, prepared = check_variant(spec, variant, launch_for,
                                             [*family.check_sizes, row.size], harness.stream)
         if row.check.status == OK and not check_only:
             emit("time")

@@ -7,12 +7,19 @@ from typing import Any
 
 import numpy as np
 
-from gpuprof.families import _torch
+from gpuprof.families import _keys, _torch
+from gpuprof.families._rounding import FP32, unit_roundoff
 from gpuprof.gpu import cupy
 
 RATE = "bytes"
-
-EPS32 = 2.0**-24  # FP32 unit roundoff
+# `plan` in the manifest: "single" (default) is one launch of the kernel on the manifest's grid;
+# "propagate" scans each tile, then the tile totals (helpers: totals, add), recursively;
+# "lookback" zeroes the look-back state (helper: reset), then runs the single-pass kernel.
+PLANS = ("single", "propagate", "lookback")
+# `error_model`: "tiled" (default): a prefix chains at most ~n/4096 tile sums serially (every
+# shipped scan; see tolerance()); "serial": a student's scan that chains up to n adds in one thread.
+ERROR_MODELS = ("tiled", "serial")
+ERROR_SCALE = "element"  # each output against its own prefix: no rms floor that hides a wrong early tile
 HELPER_THREADS = 256  # block size of the small helper kernels (_totals, _add, _reset): any size works
 
 
@@ -24,14 +31,29 @@ def bytes_moved(size: dict[str, int]) -> float:
     return 2.0 * 4 * size["n"]  # x read once, y written once, 4 bytes each
 
 
-def tolerance(variant: str, size: dict[str, int]) -> float:
-    # Inputs are uniform in [0, 1), so prefix i grows like i/2 and the check compares each output
-    # with its own prefix. A prefix that went through a chain of k FP32 additions is off by about
-    # sqrt(k/3) * eps of itself (random rounding); no variant here chains more than n of them
-    # (tiles make it ~sqrt(n / tile)), so sqrt(n) * eps / 4 bounds them with room: measured on an
-    # H100 at 2^28 the worst was 3.7e-6 (cub) against 2.4e-4, and a tile lost at 10^6 (a few 1e-3)
-    # still fails. The floor is ~30 ulps, for small n where a few roundings dominate.
-    return max(2e-6, math.sqrt(size["n"]) * EPS32 / 4)
+def tolerance(variant: Any, size: dict[str, int]) -> float:
+    """Per-element bound: |y_i - ref_i| / ref_i (ERROR_SCALE = "element"; inputs in [0, 1), so
+    prefix i is ~i/2 and never cancels).
+
+    y_i is its tile's offset plus a local scan: the local part chains ~ITEMS + log2(BLOCK) adds (a
+    few u), the offset chains the tile totals before it. Scan-then-propagate scans those totals as
+    a tree again (a few u); the single pass (decoupled look-back, CUB) adds them one after another,
+    n/T serial adds of ~T/2 each, so its relative error is a random walk of 0.25..0.6 u*sqrt(n/T)
+    (simulated in tests/test_tolerances.py: 4.1e-6 at 2^28 with T = 6144, H100 cub measured
+    3.7e-6). "tiled" bounds every T >= 4096 with u*sqrt(n/4096) and a floor of 64 u: 1.5e-5 at
+    2^28, 3.8e-6 at the check sizes.
+
+    What it catches: a look-back tile of T = 6144 lost from the prefixes after it is an error of
+    T/p at the first element past it (p its position): anywhere in the first half of 2^28 that is
+    >= 4.6e-5, 3x the bound (and 8x at 2^27); a wrong first tile is ~100 % wrong, an off-by-one at a
+    tile edge ~1/p. "serial" (a student's one-thread chain, declared in --kernels-dir) gets
+    u*sqrt(n), the random walk of n serial adds.
+    """
+    u = max(unit_roundoff(variant.precision), FP32)  # the output is FP32 whatever the arithmetic
+    n = size["n"]
+    if _keys.error_model(variant, ERROR_MODELS) == "serial":
+        return max(64 * u, u * math.sqrt(n))
+    return max(64 * u, u * math.sqrt(n / 4096))
 
 
 def make_inputs(size: dict[str, int], seed: int) -> dict[str, Any]:
@@ -54,9 +76,9 @@ def reference(inputs: dict[str, Any], size: dict[str, int]) -> Any:
     return cp.cumsum(inputs["x"].astype(cp.float64))
 
 
-def vendor_launch(name: str, inputs: dict[str, Any], out: Any, size: dict[str, int]):
-    if name != "cub":
-        raise KeyError(name)
+def vendor_launch(call: str, inputs: dict[str, Any], out: Any, size: dict[str, int]):
+    if call != "torch.cumsum":
+        raise KeyError(call)
     # cupy.cumsum's CUB path (cupy.cuda.cub.device_scan) scans in place, so it would first copy x
     # into y: 8n more bytes in the timing. torch.cumsum(out=) calls cub::DeviceScan::InclusiveScan
     # from x into y directly.
@@ -71,18 +93,19 @@ def vendor_launch(name: str, inputs: dict[str, Any], out: Any, size: dict[str, i
 
 
 def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: Any, size: dict[str, int], ctx: Any):
-    """Every hand-written scan needs more than one kernel; the workspace is allocated here, once."""
+    """The manifest's plan: "lookback", "propagate" or "single"; workspace is allocated here, once."""
     n = size["n"]
     steps: list[tuple[Any, tuple[int, ...], tuple[int, int, int], tuple]] = []
-    reset = functions.get(f"{variant.kernel}_reset")
-    totals, add = functions.get(f"{variant.kernel}_totals"), functions.get(f"{variant.kernel}_add")
-    if reset is not None:  # single pass: zero the look-back state, then one scan kernel
+    chosen = _keys.plan(variant, PLANS)
+    if chosen == "lookback":  # single pass: zero the look-back state, then one scan kernel
+        reset = _keys.helper(variant, functions, "reset")
         tiles = math.ceil(n / variant.tile_dims()[0])
         steps.append((reset, (math.ceil((tiles + 1) / HELPER_THREADS),), (HELPER_THREADS, 1, 1), (np.int32(tiles),)))
         steps.append((functions[variant.kernel], ctx.grid, ctx.block, kernel_args(inputs, out, size)))
-    elif totals is not None and add is not None:
+    elif chosen == "propagate":
+        totals, add = _keys.helper(variant, functions, "totals"), _keys.helper(variant, functions, "add")
         _propagate(steps, functions[variant.kernel], totals, add, variant.tile_dims()[0], ctx.block, inputs["x"], out, n)
-    else:  # a student's single-kernel scan
+    else:  # "single": one kernel on the manifest's grid (a student's scan)
         steps.append((functions[variant.kernel], ctx.grid, ctx.block, kernel_args(inputs, out, size)))
 
     def launch(stream: Any) -> None:
