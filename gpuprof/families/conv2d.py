@@ -26,13 +26,13 @@ from gpuprof.gpu import cupy
 RATE = "flop"
 # `plan` in the manifest. "tiles" (default): the manifest's tiles, images folded into grid.z;
 # "flat": one thread per output, THREADS per block; "gemm_tiles": BN output pixels x BM filters per
-# block; "im2col_gemm": the helper `im2col` into a column workspace, then the GEMM kernel;
-# "im2col_cublas": the kernel is the im2col pass, then cuBLAS (strided-batched SGEMM, TF32 off).
-PLANS = ("tiles", "flat", "gemm_tiles", "im2col_gemm", "im2col_cublas")
-# `error_model`: "direct" (default): each output a sum of C*R*S products in FP32; "transform": an
+# block; "im2col_then_gemm": the helper `im2col` into a column workspace, then the GEMM kernel;
+# "im2col_then_cublas": the kernel is the im2col pass, then cuBLAS (strided-batched SGEMM, TF32 off).
+PLANS = ("tiles", "flat", "gemm_tiles", "im2col_then_gemm", "im2col_then_cublas")
+# `error_model`: "products" (default): each output a sum of C*R*S products in FP32; "transform": an
 # FFT or Winograd algorithm, whose round-off is relative to the whole output (fft; cudnn, whose
 # heuristic may pick either).
-ERROR_MODELS = ("direct", "transform")
+ERROR_MODELS = ("products", "transform")
 
 INT32_MAX = 2**31 - 1  # the kernels index with 32-bit ints
 GRID_YZ_MAX = 65535
@@ -97,7 +97,7 @@ def bytes_moved(size: dict[str, int]) -> float:
 
 
 def tolerance(variant: Any, size: dict[str, int]) -> float:
-    """"direct": every output is a dot product of C*R*S taps (inputs uniform in [-1, 1]), so the
+    """"products": every output is a dot product of C*R*S taps (inputs uniform in [-1, 1]), so the
     matmul model applies with K = C*R*S: 8 u*sqrt(CRS) for the FP32 accumulation's random walk
     (worst of millions of outputs ~2.4 u*sqrt(CRS)), 10 u_p for inputs rounded to the variant's
     precision, 4 u for the store (1.2e-5 at the 3x3x64 default). A missing tap at a tile edge is
@@ -161,14 +161,14 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
 
     if chosen == "flat":  # one thread per output
         grid = (_ceil(g.n * g.k * g.p * g.q, d["THREADS"]),)
-    elif chosen in ("im2col_gemm", "gemm_tiles"):  # GEMM tiles: BN output pixels x BM filters
+    elif chosen in ("im2col_then_gemm", "gemm_tiles"):  # GEMM tiles: BN output pixels x BM filters
         grid = (_ceil(g.npq, d["BN"]), _ceil(g.k, d["BM"]))
     else:  # "tiles" (smem_tiled and students' variants): the manifest's tiles, images folded into grid.z
         grid = (ctx.grid[0], ctx.grid[1], ctx.grid[2] * g.n)
-    if chosen != "im2col_cublas":  # its one kernel is the im2col pass, launched on its own grid below
+    if chosen != "im2col_then_cublas":  # its one kernel is the im2col pass, launched on its own grid below
         _check_grid(name, grid)
 
-    if chosen == "im2col_gemm":
+    if chosen == "im2col_then_gemm":
         col, im2col_grid, im2col_block = _im2col_workspace(g, d["IM2COL_THREADS"])
         im2col = _keys.helper(variant, functions, "im2col")
         im2col_args = (inputs["x"], col, *(np.int32(v) for v in (g.n, g.c, g.h, g.w, g.r, g.s)))
@@ -180,7 +180,7 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
 
         return launch
 
-    if chosen == "im2col_cublas":
+    if chosen == "im2col_then_cublas":
         col, im2col_grid, im2col_block = _im2col_workspace(g, d["IM2COL_THREADS"])
         im2col_args = (inputs["x"], inputs["w"], col, *g.ints())  # the entry writes the column matrix as y
         t = _torch.torch()

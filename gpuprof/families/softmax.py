@@ -14,9 +14,9 @@ from gpuprof.families._rounding import FP32, unit_roundoff
 from gpuprof.gpu import cupy
 
 RATE = "bytes"
-# `plan` in the manifest: "one" (default) is one launch on the manifest's grid; "sized" picks, per
-# row length, the smallest row-in-registers instantiation among the helpers (role "<threads>x<vpt>").
-PLANS = ("one", "sized")
+# `plan` in the manifest: "one" (default) is one launch on the manifest's grid; "by_row_length"
+# picks, per row length, the smallest row-in-registers instantiation among the helpers (role "<threads>x<vpt>").
+PLANS = ("one", "by_row_length")
 # `error_model`: how the variant orders a row's sum (see tolerance()). "serial" (default, also for
 # students): one thread adds the whole row; "tree": per-thread partial sums, then a tree.
 ERROR_MODELS = ("serial", "tree")
@@ -95,9 +95,9 @@ def vendor_launch(call: str, inputs: dict[str, Any], out: Any, size: dict[str, i
 
 
 def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: Any, size: dict[str, int], ctx: Any):
-    """One launch; for plan "sized", of the smallest row-in-registers instantiation that holds a row."""
+    """One launch; for plan "by_row_length", of the smallest row-in-registers instantiation that holds a row."""
     fn, grid, block = functions[variant.kernel], ctx.grid, ctx.block
-    if _keys.plan(variant, PLANS) == "sized":
+    if _keys.plan(variant, PLANS) == "by_row_length":
         fn, block = _sized_kernel(variant, functions, size["cols"])
         grid = (size["rows"],)  # one block per row, whichever instantiation
     args = kernel_args(inputs, out, size)
@@ -116,7 +116,7 @@ def _sized_kernel(variant: Any, functions: dict[str, Any], cols: int) -> tuple[A
     for role in variant.helpers:
         m = re.fullmatch(r"(\d+)x(\d+)", role)
         if m is None:
-            raise InputError(f"variant {variant.name!r}: helper role {role!r} of plan 'sized' must be <threads>x<vpt>")
+            raise InputError(f"variant {variant.name!r}: helper role {role!r} of plan 'by_row_length' must be <threads>x<vpt>")
         b, v = int(m[1]), int(m[2])
         choices.append((b * v * 4, (b, 1, 1), _keys.helper(variant, functions, role)))
     fitting = [c for c in choices if c[0] >= cols]

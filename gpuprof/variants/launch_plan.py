@@ -33,7 +33,7 @@ def make_launch_factory(family: Family, variant: Variant, spec: Any, *, nvtx: bo
         return ranged(_zeroing(launch, out) if variant.zero_output else launch)
 
     if variant.vendor:
-        call = variant.call or variant.name
+        call = vendor_call(variant)
         return lambda inputs, out, size: wrap(spec.vendor_launch(call, inputs, out, size), out)
     if variant.is_triton:  # a .py file with make_launch(inputs, out, size); Triton compiles at its first launch
         from gpuprof.variants import triton as triton_variant
@@ -55,6 +55,11 @@ def make_launch_factory(family: Family, variant: Variant, spec: Any, *, nvtx: bo
         return wrap(launch, out)
 
     return kernel_for
+
+
+def vendor_call(variant: Variant) -> str:
+    """Which library call of the family module's vendor_launch runs: the manifest's `call`."""
+    return variant.call or variant.name
 
 
 def _zeroing(launch: Any, out: Any) -> Any:
