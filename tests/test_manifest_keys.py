@@ -272,6 +272,18 @@ def test_an_unknown_plan_or_error_model_names_the_choices():
         _keys.error_model(v, families.spec("scan").ERROR_MODELS)
 
 
+def test_kernels_dir_plans_are_checked_at_load_time(tmp_path):
+    from gpuprof.variants import user
+
+    (tmp_path / "mine.cu").write_text(
+        'extern "C" __global__ void scan_mine(const float* __restrict__ x, float* __restrict__ y, int n) {}\n')
+    (tmp_path / "scan.toml").write_text(
+        '[[variant]]\nname = "mine"\nfile = "mine.cu"\nkernel = "scan_mine"\ntechnique = "t"\nblock = [256]\n'
+        'tile = [256]\nplan = "passes"\n')
+    with pytest.raises(InputError, match=r"scan.toml: variant 'mine': 'plan' is 'passes'; choose from: single, propagate, lookback"):
+        user.load_kernels_dir(tmp_path, catalog.load_family("scan"))
+
+
 def test_a_missing_helper_names_the_role():
     v = Variant(name="mine", technique="t", plan="propagate", user=True)
     with pytest.raises(InputError, match="helper kernel for role 'totals'"):
