@@ -186,6 +186,50 @@ def test_header_comment_names_family_and_variant(fam, v):
     assert len(lines) > 1 and lines[1].startswith("//"), "the header says what changed and why"
 
 
+HEADERS = sorted(p for f in FAMILIES for p in f.directory.glob("*.cuh"))
+
+
+def test_scan_helpers_live_in_one_shared_header():
+    """The scan-then-propagate helpers are plumbing: one copy, not one per variant (issue 11 item 5)."""
+    assert catalog.load_family("scan").directory / "scan_propagate.cuh" in HEADERS
+    for v in catalog.load_family("scan").variants:
+        if v.plan == "propagate":
+            text = source(v)
+            assert '#include "scan_propagate.cuh"' in text
+            assert "const float off = offsets[blockIdx.x];" not in text  # the add helper is not copied back in
+
+
+@pytest.mark.parametrize("header", HEADERS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_a_shared_header_is_included_by_a_variant_and_says_what_it_is(header):
+    """A family folder may hold .cuh headers beside the variants (found by nvcc beside the file and
+    by NVRTC through -I the folder): each one is used and starts like a variant's header comment."""
+    fam = catalog.load_family(header.parent.name)
+    lines = header.read_text().splitlines()
+    assert lines[0].startswith(f"// {fam.name} / ") and lines[1].startswith("//")
+    assert "#pragma once" in lines
+    users = [v.name for v in fam.variants if v.is_cuda and f'#include "{header.name}"' in source(v)]
+    assert users, f"{header.name} is included by no variant"
+
+
+@pytest.mark.parametrize(("fam", "v"), COMPILED, ids=COMPILED_IDS)
+def test_compilers_get_the_family_folder_on_the_include_path(fam, v):
+    from gpuprof.tools import nvcc
+    from gpuprof.variants import nvrtc
+
+    assert f"-I{fam.directory.resolve()}" in nvrtc.nvrtc_options(v)
+    assert f"-I{fam.directory.resolve()}" in nvcc.nvcc_argv("nvcc", v.file, "sm_90", v.defines, Path("o.cubin"))
+
+
+def test_editing_a_shared_header_changes_what_nvrtc_caches(tmp_path):
+    """CuPy keys its compile cache on the source text and options only: the header digest goes into the source."""
+    from gpuprof.variants import nvrtc
+
+    (tmp_path / "h.cuh").write_text("// a\n")
+    before = nvrtc.headers_digest(tmp_path)
+    (tmp_path / "h.cuh").write_text("// b\n")
+    assert nvrtc.headers_digest(tmp_path) != before
+
+
 @pytest.mark.parametrize(("fam", "v"), COMPILED, ids=COMPILED_IDS)
 def test_manifest_defines_equal_the_ifndef_defaults(fam, v):
     assert v.defines == ifndef_defaults(source(v))

@@ -8,6 +8,8 @@ import math
 import pytest
 
 from gpuprof.families import reduce
+from gpuprof.variants import catalog
+from gpuprof.variants.catalog import Variant
 
 
 def test_bytes_are_one_read_of_the_input():
@@ -15,17 +17,20 @@ def test_bytes_are_one_read_of_the_input():
     assert reduce.flop({"n": 2**28}) == 2**28
 
 
+STUDENT = Variant(name="mine", technique="t", user=True)
+
+
 def test_tolerance_grows_like_sqrt_n_from_a_floor():
-    assert reduce.tolerance("cub", {"n": 1}) == 1e-6
-    small, large = reduce.tolerance("x", {"n": 2**20}), reduce.tolerance("x", {"n": 2**28})
+    assert reduce.tolerance(catalog.load_family("reduce").variant("cub"), {"n": 1}) == 32 * 2**-24
+    small, large = reduce.tolerance(STUDENT, {"n": 2**20}), reduce.tolerance(STUDENT, {"n": 2**28})
     assert large == pytest.approx(small * 16)  # sqrt(2^8)
-    assert large == pytest.approx(4 * 2**-24 * 2**14)
+    assert large == pytest.approx(1.25 * 2**-24 * 2**14)
 
 
 def test_one_dropped_element_fails_at_a_small_check_size():
     """Inputs are uniform in [0, 1): one element is ~1/n of the sum ~n/2, relative 2/n."""
     n = 4097
-    assert 0.5 / (n * 0.5) > 10 * reduce.tolerance("x", {"n": n})
+    assert 0.5 / (n * 0.5) > 10 * reduce.tolerance(STUDENT, {"n": n})
 
 
 @pytest.mark.parametrize("n", [1, 2, 7, 511, 512, 513, 4097, 1000003, 2**20 + 1, 2**28])

@@ -12,6 +12,7 @@ import pytest
 
 from gpuprof.families import scan
 from gpuprof.variants import catalog
+from gpuprof.variants.catalog import Variant
 
 FAMILY = catalog.load_family("scan")
 
@@ -21,18 +22,22 @@ def test_bytes_are_one_read_and_one_write():
     assert scan.flop({"n": 2**28}) == 2**28
 
 
+STUDENT = Variant(name="mine", technique="t", user=True)
+
+
 def test_tolerance_grows_like_sqrt_n_from_a_floor():
-    assert scan.tolerance("cub", {"n": 1}) == 2e-6
-    small, large = scan.tolerance("x", {"n": 2**20}), scan.tolerance("x", {"n": 2**28})
-    assert large == pytest.approx(16 * small)
-    assert large == pytest.approx(2**-24 * 2**14 / 4)
-    assert large > 50 * 3.7e-6  # the worst error measured on an H100 at 2^28 (cub)
+    assert scan.tolerance(FAMILY.variant("cub"), {"n": 1}) == 260 * 2**-24
+    assert scan.tolerance(STUDENT, {"n": 2**28}) == scan.tolerance(STUDENT, {"n": 1000003}) == 260 * 2**-24
+    assert scan.tolerance(STUDENT, {"n": 2**30}) == pytest.approx(2 * 260 * 2**-24)  # sqrt(n) past 2^28
+    assert scan.tolerance(STUDENT, {"n": 2**28}) > 3 * 3.7e-6  # the worst error measured on an H100 at 2^28 (cub)
+    serial = Variant(name="mine", technique="t", user=True, error_model="serial")
+    assert scan.tolerance(serial, {"n": 2**20}) == pytest.approx(2**-24 * 2**10)
 
 
 def test_one_dropped_element_fails_at_a_small_check_size():
     """Uniform [0, 1) inputs: a dropped element shifts later prefixes (~i/2) by ~0.5."""
     n = 1025
-    assert 0.5 / (n / 2) > 10 * scan.tolerance("x", {"n": n})
+    assert 0.5 / (n / 2) > 10 * scan.tolerance(STUDENT, {"n": n})
 
 
 class Recorder:

@@ -9,6 +9,7 @@ import pytest
 
 from gpuprof.families import softmax
 from gpuprof.variants import catalog
+from gpuprof.variants.catalog import Variant
 
 FAMILY = catalog.load_family("softmax")
 
@@ -19,26 +20,34 @@ def test_bytes_are_one_read_and_one_write():
     assert softmax.flop(size) == 5 * 8192 * 50304
 
 
+def v(name):
+    return catalog.load_family("softmax").variant(name)
+
+
+STUDENT = Variant(name="mine", technique="t", user=True)
+
+
 def test_tolerance_has_a_floor_and_grows_with_cols():
-    assert softmax.tolerance("vectorized", {"rows": 1, "cols": 1}) == softmax.tolerance("naive", {"rows": 1, "cols": 1}) == 1e-5
-    small, large = (softmax.tolerance("vectorized", {"rows": 1, "cols": c}) for c in (2**16, 2**20))
+    one = {"rows": 1, "cols": 1}
+    assert softmax.tolerance(v("vectorized"), one) == softmax.tolerance(v("naive"), one) == 1e-5
+    small, large = (softmax.tolerance(v("vectorized"), {"rows": 1, "cols": c}) for c in (2**16, 2**20))
     assert large == pytest.approx(4 * small)  # sqrt(cols) for partial sums and a tree
-    small, large = (softmax.tolerance("naive", {"rows": 1, "cols": c}) for c in (2**16, 2**20))
+    small, large = (softmax.tolerance(v("naive"), {"rows": 1, "cols": c}) for c in (2**16, 2**20))
     assert large == pytest.approx(16 * small)  # cols for one serial sum per row
-    assert softmax.tolerance("student", {"rows": 1, "cols": 2**20}) == large  # unknown variants: the serial bound
+    assert softmax.tolerance(STUDENT, {"rows": 1, "cols": 2**20}) == large  # students: the serial bound
 
 
 def test_tolerance_leaves_room_over_errors_measured_on_an_h100():
     measured = {("naive", 1000003): 7.8e-4, ("naive", 50304): 5.0e-5, ("online", 1000003): 7.6e-4,
                 ("block_row", 1000003): 3.2e-6, ("vectorized", 50304): 3.2e-7, ("torch", 1000003): 9.7e-7}
     for (variant, cols), err in measured.items():
-        assert softmax.tolerance(variant, {"rows": 3, "cols": cols}) > 3 * err
+        assert softmax.tolerance(v(variant), {"rows": 3, "cols": cols}) > 3 * err
 
 
 def test_one_element_missing_from_a_short_row_sum_fails():
     """127x129: a typical term is 1/cols of the row sum, so dropping it moves every output by ~1/cols."""
     cols = 129
-    assert 1 / cols > 10 * softmax.tolerance("x", {"rows": 127, "cols": cols})
+    assert 1 / cols > 10 * softmax.tolerance(STUDENT, {"rows": 127, "cols": cols})
 
 
 def fake_kernel(name):

@@ -33,6 +33,8 @@ def wheel_names(tmp_path_factory) -> set[str]:
 
 def test_wheel_contains_every_manifest_and_kernel_source(wheel_names):
     shipped = sorted(KERNELS.glob("*/family.toml")) + sorted(KERNELS.glob("*/*.cu")) + sorted(KERNELS.glob("*/*.py"))
+    shipped += sorted(KERNELS.glob("*/*.cuh"))  # shared headers the variants #include
+    assert any(p.name.endswith(".cuh") for p in shipped)
     assert any(p.name.endswith(".cu") for p in shipped)
     assert any(p.name.endswith(".py") for p in shipped)  # the Triton variants
     for path in shipped:

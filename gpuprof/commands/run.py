@@ -108,7 +108,7 @@ def run_variant(family: Family, variant: Variant, size: dict[str, int], policy: 
         emit("compile")
         launch_for = make_launch_factory(family, variant, spec)
         emit("check")
-        row.check, prepared = check_variant(spec, variant.name, launch_for,
+        row.check, prepared = check_variant(spec, variant, launch_for,
                                             [*family.check_sizes, row.size], harness.stream, family.inplace)
         if row.check.status == OK and not check_only:
             emit("time")

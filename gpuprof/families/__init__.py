@@ -2,11 +2,19 @@
 
 gpuprof/families/<family>.py goes with kernels/<family>/family.toml. Each module provides:
 RATE ("flop" or "bytes"), FORMULA (how the rate is computed, printed under the run table),
-make_inputs(size, seed), make_output(size), kernel_args(inputs, out, size), reference(inputs, size),
-vendor_launch(name, inputs, out, size), flop(size), bytes_moved(size), tolerance(variant_name, size).
+make_inputs(size, seed), make_output(size), kernel_args(inputs, out,
+size), reference(inputs, size), vendor_launch(call, inputs, out, size) (call: the vendor
+variant's `call` key), flop(size), bytes_moved(size), tolerance(variant, size) (variant: the
+catalogue's Variant; the bound comes from the module's documented error model, the variant's
+`precision` and `error_model`).
 Optional: plan(variant, functions, inputs, out, size, ctx) -> launch(stream), for variants that
 launch several kernels or need workspace; it replaces the one-kernel launch from the manifest
-(ctx.grid / ctx.block are the manifest's geometry, ctx.sm_count the device's).
+(ctx.grid / ctx.block are the manifest's geometry, ctx.sm_count the device's). PLANS and
+ERROR_MODELS: the values the manifest's `plan` and `error_model` may take, the first the default.
+ERROR_SCALE = "element" checks each output against its own reference value (default "rms": against
+max(|ref_i|, rms(ref))).
+Per-variant behaviour comes from the manifest's keys, never from a variant's name
+(tests/test_manifest_keys.py renames every variant and checks that nothing changes).
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ From one thread per output to shared-memory tiles, im2col + GEMM (hand-written a
 implicit GEMM; FFT through cuFFT and cuDNN as library versions. Output y[N][K][P][Q] with
 P = H + 2*((R-1)//2) - R + 1 = H and Q = W for the odd R, S the family takes.
 
-plan() launches every hand-written variant (it knows each one's grid and workspace). A variant it
-does not know (a student's --add) gets one launch of its kernel on the manifest's grid with images
+plan() launches every hand-written variant by the manifest's `plan` (PLANS below). The default,
+"tiles" (smem_tiled and a student's --add), is one launch on the manifest's grid with images
 folded into grid.z: (ceil(Q/tile_q), ceil(P/tile_p), ceil(K/tile_k) * N), n = blockIdx.z / ceil(K/tile_k).
 """
 
@@ -19,11 +19,21 @@ from typing import Any
 import numpy as np
 
 from gpuprof.errors import EnvironmentProblem, UsageError
-from gpuprof.families import _torch
+from gpuprof.families import _keys, _torch
+from gpuprof.families._rounding import FP32, unit_roundoff
 from gpuprof.gpu import cupy
 
 RATE = "flop"
 FORMULA = "TFLOP/s = 2·N·K·P·Q·C·R·S (direct convolution, halo taps included) / median time"
+# `plan` in the manifest. "tiles" (default): the manifest's tiles, images folded into grid.z;
+# "flat": one thread per output, THREADS per block; "gemm_tiles": BN output pixels x BM filters per
+# block; "im2col_then_gemm": the helper `im2col` into a column workspace, then the GEMM kernel;
+# "im2col_then_cublas": the kernel is the im2col pass, then cuBLAS (strided-batched SGEMM, TF32 off).
+PLANS = ("tiles", "flat", "gemm_tiles", "im2col_then_gemm", "im2col_then_cublas")
+# `error_model`: "products" (default): each output a sum of C*R*S products in FP32; "transform": an
+# FFT or Winograd algorithm, whose round-off is relative to the whole output (fft; cudnn, whose
+# heuristic may pick either).
+ERROR_MODELS = ("products", "transform")
 
 INT32_MAX = 2**31 - 1  # the kernels index with 32-bit ints
 GRID_YZ_MAX = 65535
@@ -87,16 +97,22 @@ def bytes_moved(size: dict[str, int]) -> float:
     return 4.0 * (g.n * g.c * g.h * g.w + g.k * g.crs + g.n * g.k * g.p * g.q)  # x, w read once; y written once
 
 
-def tolerance(variant: str, size: dict[str, int]) -> float:
+def tolerance(variant: Any, size: dict[str, int]) -> float:
+    """"products": every output is a dot product of C*R*S taps (inputs uniform in [-1, 1]), so the
+    matmul model applies with K = C*R*S: 8 u*sqrt(CRS) for the FP32 accumulation's random walk
+    (worst of millions of outputs ~2.4 u*sqrt(CRS)), 10 u_p for inputs rounded to the variant's
+    precision, 4 u for the store (1.2e-5 at the 3x3x64 default). A missing tap at a tile edge is
+    ~0.25 against rms sqrt(CRS)/3: 3e-2, 2500x that.
+    "transform": FFT/Winograd round-off is relative to the whole spectrum, not to each output, and
+    grows with log(H*W); measured 1.3e-6..1.6e-6 at the suite sizes on an H100 (cuFFT), so 1e-3
+    keeps a wide margin for cuDNN's choices; a wrong tap (3e-2) still fails.
+    """
     g = geometry(size)
-    # FP32 sums of C*R*S products: the rounding error grows like sqrt(C*R*S) * 6e-8 of the output
-    # scale (~1e-6 at 3x3x64; the worst of millions of outputs ~5x that); 1e-4 leaves a wide margin.
-    fp32 = max(1e-4, 1.2e-6 * math.sqrt(g.crs))
-    if variant == "fft":
-        # cuFFT round-off is relative to the whole spectrum, not to each output, and grows with
-        # log(H*W); measured 1.3e-6..1.6e-6 at the suite sizes on an H100, so 1e-3 is a wide margin.
-        return max(1e-3, 10 * fp32)
-    return fp32
+    u_in = max(unit_roundoff(variant.precision), FP32)
+    direct = 8 * FP32 * math.sqrt(g.crs) + 10 * u_in + 4 * FP32
+    if _keys.error_model(variant, ERROR_MODELS) == "transform":
+        return max(1e-3, 10 * direct)
+    return direct
 
 
 def make_inputs(size: dict[str, int], seed: int) -> dict[str, Any]:
@@ -141,20 +157,21 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
     main = functions[variant.kernel]
     args = kernel_args(inputs, out, size)
     block = ctx.block
-    name = variant.name
+    name = variant.name  # for messages only
+    chosen = _keys.plan(variant, PLANS)
 
-    if name == "direct":  # flat: one thread per output
+    if chosen == "flat":  # one thread per output
         grid = (_ceil(g.n * g.k * g.p * g.q, d["THREADS"]),)
-    elif name in ("im2col_gemm", "implicit_gemm"):  # GEMM tiles: BN output pixels x BM filters
+    elif chosen in ("im2col_then_gemm", "gemm_tiles"):  # GEMM tiles: BN output pixels x BM filters
         grid = (_ceil(g.npq, d["BN"]), _ceil(g.k, d["BM"]))
-    else:  # smem_tiled and students' variants: the manifest's tiles, images folded into grid.z
+    else:  # "tiles" (smem_tiled and students' variants): the manifest's tiles, images folded into grid.z
         grid = (ctx.grid[0], ctx.grid[1], ctx.grid[2] * g.n)
-    if name != "im2col_cublas":  # its one kernel is the im2col pass, launched on its own grid below
+    if chosen != "im2col_then_cublas":  # its one kernel is the im2col pass, launched on its own grid below
         _check_grid(name, grid)
 
-    if name == "im2col_gemm":
+    if chosen == "im2col_then_gemm":
         col, im2col_grid, im2col_block = _im2col_workspace(g, d["IM2COL_THREADS"])
-        im2col = functions["conv2d_im2col_gemm_im2col"]
+        im2col = _keys.helper(variant, functions, "im2col")
         im2col_args = (inputs["x"], col, *(np.int32(v) for v in (g.n, g.c, g.h, g.w, g.r, g.s)))
         gemm_args = (col, inputs["w"], out, *g.ints())  # the GEMM entry reads the column matrix as x
 
@@ -164,7 +181,7 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
 
         return launch
 
-    if name == "im2col_cublas":
+    if chosen == "im2col_then_cublas":
         col, im2col_grid, im2col_block = _im2col_workspace(g, d["IM2COL_THREADS"])
         im2col_args = (inputs["x"], inputs["w"], col, *g.ints())  # the entry writes the column matrix as y
         t = _torch.torch()
@@ -213,12 +230,12 @@ def _im2col_workspace(g: Geometry, threads: int) -> tuple[Any, tuple[int, int, i
 # ---------------------------------------------------------------- library variants
 
 
-def vendor_launch(name: str, inputs: dict[str, Any], out: Any, size: dict[str, int]):
-    if name == "cudnn":
+def vendor_launch(call: str, inputs: dict[str, Any], out: Any, size: dict[str, int]):
+    if call == "cudnn.convolution":
         return _cudnn(inputs, out, geometry(size))
-    if name == "fft":
+    if call == "cufft.correlate":
         return _fft(inputs, out, geometry(size))
-    raise KeyError(name)
+    raise KeyError(call)
 
 
 def _cudnn(inputs: dict[str, Any], out: Any, g: Geometry):

@@ -122,10 +122,10 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
     return launch
 
 
-def vendor_launch(name: str, inputs: dict[str, Any], out: Any, size: dict[str, int]):
-    if name == "cufft":
+def vendor_launch(call: str, inputs: dict[str, Any], out: Any, size: dict[str, int]):
+    if call == "cufft.Plan1d.C2C":  # the manifest's `call` key
         return _cufft(inputs, out, size)
-    raise KeyError(name)
+    raise KeyError(call)
 
 
 def _cufft(inputs: dict[str, Any], out: Any, size: dict[str, int]):

@@ -76,10 +76,10 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
     return launch
 
 
-def vendor_launch(name: str, inputs: dict[str, Any], out: Any, size: dict[str, int]):
-    if name == "cub":
+def vendor_launch(call: str, inputs: dict[str, Any], out: Any, size: dict[str, int]):
+    if call == "cub.DeviceHistogram.HistogramEven":  # the manifest's `call` key
         return _cub_histogram(inputs, out)
-    raise KeyError(name)
+    raise KeyError(call)
 
 
 def _cub_histogram(inputs: dict[str, Any], out: Any):

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from gpuprof.families import _torch
+from gpuprof.families._rounding import FP32, unit_roundoff
 from gpuprof.gpu import cupy
 
 RATE = "flop"
@@ -22,9 +24,26 @@ def bytes_moved(size: dict[str, int]) -> float:
     return 4.0 * (m * k + k * n + m * n)  # each of A, B, C crosses DRAM once at best
 
 
-def tolerance(variant: str, size: dict[str, int]) -> float:
-    # FP32 accumulation lands near 1e-6 of the output scale; TF32 (10-bit mantissa) near 1e-3.
-    return 1e-2 if variant.endswith("tf32") else 1e-4
+def dot_tolerance(k: int, precision: str) -> float:
+    """Bound on a K-term dot product of inputs uniform in [-1, 1], relative to max(|ref|, rms(ref)).
+
+    Accumulation: each of the K FP32 adds rounds the running sum (|S_k| ~ sqrt(k)/3) by up to u,
+    independently, so the error is a random walk of ~sqrt(K/54)*K^0.5 u against rms ~ sqrt(K)/3:
+    ~0.4 u*sqrt(K) on average; the worst of 16 M outputs is ~2.4 u*sqrt(K) (simulated in
+    tests/test_tolerances.py, unfused multiply-add: 1.9 u*sqrt(K) over 16 k outputs). Bound: 8 u*sqrt(K).
+    Inputs rounded to the variant's precision first (TF32: 10-bit mantissa, u_p = 2^-11): each
+    product is off by ~2 u_p, a random walk of K terms against rms ~sqrt(K)/3, about 0.8 u_p on
+    average, 2.4..3 u_p at the worst output. Bound: 10 u_p. Plus the final FP32 store, 4 u.
+
+    What it catches: a missing or extra product (an off-by-one at a tile edge) is ~|a*b| ~ 0.25
+    against rms sqrt(K)/3: 1.2e-2 at K = 4096, 400x the FP32 bound (3.1e-5) and 2x the TF32 one.
+    """
+    u_in = max(unit_roundoff(precision), FP32)
+    return 8 * FP32 * math.sqrt(k) + 10 * u_in + 4 * FP32
+
+
+def tolerance(variant: Any, size: dict[str, int]) -> float:
+    return dot_tolerance(size["k"], variant.precision)
 
 
 def make_inputs(size: dict[str, int], seed: int) -> dict[str, Any]:
@@ -49,12 +68,16 @@ def reference(inputs: dict[str, Any], size: dict[str, int]) -> Any:
     return cp.matmul(inputs["A"].astype(cp.float64), inputs["B"].astype(cp.float64))
 
 
-def vendor_launch(name: str, inputs: dict[str, Any], out: Any, size: dict[str, int]):
-    if name not in ("cublas", "cublas_tf32"):
-        raise KeyError(name)
+# vendor_launch calls (the manifest's `call`): torch.matmul with TF32 tensor cores off or on.
+_TF32_CALLS = {"torch.matmul": False, "torch.matmul.tf32": True}
+
+
+def vendor_launch(call: str, inputs: dict[str, Any], out: Any, size: dict[str, int]):
+    if call not in _TF32_CALLS:
+        raise KeyError(call)
     t = _torch.torch()
     a, b, c = (_torch.as_tensor(x) for x in (inputs["A"], inputs["B"], out))
-    tf32 = name == "cublas_tf32"
+    tf32 = _TF32_CALLS[call]
 
     def launch(stream: Any) -> None:
         _torch.set_tf32(tf32)

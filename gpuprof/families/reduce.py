@@ -8,13 +8,18 @@ from typing import Any
 import numpy as np
 
 from gpuprof.errors import EnvironmentProblem
-from gpuprof.families import _torch
+from gpuprof.families import _keys, _torch
+from gpuprof.families._rounding import FP32, unit_roundoff
 from gpuprof.gpu import cupy
 
 RATE = "bytes"
 FORMULA = "GB/s = 4·n bytes (every element read once) / median time"
 
 UNIT_ROUNDOFF = 2.0**-24  # FP32, round to nearest
+# `plan` in the manifest: "passes" (default) re-launches the kernel on its partial sums until one
+# value is left; "single" is one launch on the manifest's grid that writes out[0] itself (with
+# `zero_output = true` when it atomically adds into it).
+PLANS = ("passes", "single")
 
 
 def flop(size: dict[str, int]) -> float:
@@ -25,14 +30,23 @@ def bytes_moved(size: dict[str, int]) -> float:
     return 4.0 * size["n"]  # read every element once, 4 bytes each; the one output float is noise
 
 
-def tolerance(variant: str, size: dict[str, int]) -> float:
-    # FP32 rounding errors of a summation behave like a random walk: a chain of k dependent adds
-    # of positive terms is off by ~u*sqrt(k) relative to the sum (u = 2^-24), and no chain here
-    # is longer than n (a grid-stride thread runs ~1000, the atomics a few hundred, trees log2(n)).
-    # 4*u*sqrt(n) covers them with margin; at n = 4097 it is 1.5e-5, so one dropped or doubled
-    # element (~2.4e-4 of the sum) still fails. The inputs are positive (make_inputs), so the
-    # relative error the check computes is against a sum ~n/2, never against a near-zero total.
-    return max(1e-6, 4.0 * UNIT_ROUNDOFF * math.sqrt(size["n"]))
+def tolerance(variant: Any, size: dict[str, int]) -> float:
+    """Relative error bound of the sum, from its error model (the inputs are positive, so the
+    relative error is against a sum ~n/2, never against a near-zero total).
+
+    Each rounding of an add is off by at most u (2^-24 in FP32) of the partial sum and the errors
+    of different adds are independent, so they add like a random walk. The worst order the
+    variants may use is one serial chain of n adds: its error is 0.25..0.5 u*sqrt(n) of the sum
+    (simulated in tests/test_tolerances.py, 2^12..2^22); trees and blocked orders (chains of ~1000
+    then a tree or a few hundred atomics) stay near u*log2(n), far below. The bound is
+    1.25 u*sqrt(n), with a floor of 32 u for the few roundings of a tiny n.
+
+    What it catches: at 2^28 it is 1.2e-3, so losing one of vectorized_atomic's 264 block sums
+    (1/264 = 3.8e-3 of the total) fails with a 3x margin; one dropped or doubled element fails at
+    every check size up to ~1e6 (at n = 4097 the bound is 4.8e-6, an element 2.4e-4).
+    """
+    u = max(unit_roundoff(variant.precision), FP32)  # the result is stored in FP32 whatever the arithmetic
+    return max(32 * u, 1.25 * u * math.sqrt(size["n"]))
 
 
 def make_inputs(size: dict[str, int], seed: int) -> dict[str, Any]:
@@ -79,21 +93,21 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
          ctx: Any):
     """The launches of one hand-written variant, all inside the one timed launch(stream).
 
-    A name with "atomic": zero out[0] (memset on the stream), one launch that atomically adds into
-    it. Otherwise each launch writes one partial sum per block to out[blockIdx.x] and is run again
-    on the partials (in workspace buffers allocated here, outside the timing) until one is left.
+    plan = "single": one launch that writes out[0] itself (an atomic variant also declares
+    zero_output, so the launch factory zeroes out[0] on the stream first, timed). "passes": each
+    launch writes one partial sum per block to out[blockIdx.x] and is run again on the partials
+    (in workspace buffers allocated here, outside the timing) until one is left.
     """
     cp = cupy()
     fn = functions[variant.kernel]
     n = size["n"]
-    if "atomic" in variant.name:
+    if _keys.plan(variant, PLANS) == "single":
         args = kernel_args(inputs, out, size)
 
-        def launch_atomic(stream: Any) -> None:
-            cp.cuda.runtime.memsetAsync(out.data.ptr, 0, out.nbytes, stream.ptr)  # timed, on purpose
+        def launch_single(stream: Any) -> None:
             fn(ctx.grid, ctx.block, args, stream=stream)
 
-        return launch_atomic
+        return launch_single
 
     if variant.grid == "tiles":
         passes = schedule(n, variant.tile_dims()[0])
@@ -112,12 +126,12 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
     return launch_passes
 
 
-def vendor_launch(name: str, inputs: dict[str, Any], out: Any, size: dict[str, int]):
-    if name == "cub":
+def vendor_launch(call: str, inputs: dict[str, Any], out: Any, size: dict[str, int]):
+    if call == "cub.DeviceReduce.Sum":
         return _cub_sum(inputs, out)
-    if name == "torch":
+    if call == "torch.sum":
         return _torch_sum(inputs, out)
-    raise KeyError(name)
+    raise KeyError(call)
 
 
 def _cub_sum(inputs: dict[str, Any], out: Any):

@@ -8,13 +8,22 @@ from typing import Any
 
 import numpy as np
 
-from gpuprof.families import _torch
+from gpuprof.errors import InputError
+from gpuprof.families import _keys, _torch
+from gpuprof.families._rounding import FP32, unit_roundoff
 from gpuprof.gpu import cupy
 
 RATE = "bytes"
 FORMULA = "GB/s = 8·rows·cols bytes (x read once, y written once; multi-pass variants read more) / median time"
 
 EPS32 = 2.0**-24  # FP32 unit roundoff
+# `plan` in the manifest: "one" (default) is one launch on the manifest's grid; "by_row_length"
+# picks, per row length, the smallest row-in-registers instantiation among the helpers (role "<threads>x<vpt>").
+PLANS = ("one", "by_row_length")
+# `error_model`: how the variant orders a row's sum (see tolerance()). "serial" (default, also for
+# students): one thread adds the whole row; "tree": per-thread partial sums, then a tree.
+ERROR_MODELS = ("serial", "tree")
+ERROR_SCALE = "element"  # y_i against itself: every y_i carries the row sum's relative error
 
 
 def flop(size: dict[str, int]) -> float:
@@ -26,21 +35,26 @@ def bytes_moved(size: dict[str, int]) -> float:
     return 2.0 * 4 * size["rows"] * size["cols"]  # x read once, y written once, 4 bytes each
 
 
-# Variants whose threads (Triton: lanes) each add only ~cols/BLOCK terms before a tree of partial sums.
-PARALLEL_SUMS = {"block_row", "warp_shuffle", "vectorized", "sized", "triton", "torch"}
+def tolerance(variant: Any, size: dict[str, int]) -> float:
+    """Per-row model, per-element check: y_i = e_i / S, so each y_i's relative error is the row sum
+    S's relative error plus expf's and the division's few ulps (__expf: up to ~25 ulp at x - max =
+    -20, 1.5e-6; the floor of 1e-5 covers it).
 
+    "serial" (naive, online, and any student variant unless it declares "tree"): one thread adds
+    the whole row in order, and the online form rescales its running sum at every new maximum; the
+    error drifts with cols (terms below half an ulp of S are rounded away): the classic bound
+    cols*u; cols*u/16 stays 4x above what an H100 measured (7.8e-4 at 10^6 columns, 5e-5 at 50304).
+    "tree": per-thread partial sums of ~cols/BLOCK terms, then a tree: a random walk near
+    sqrt(cols)*u (3e-6 measured at 10^6), bounded with a 4x factor.
 
-def tolerance(variant: str, size: dict[str, int]) -> float:
-    # y_i = e_i / S: the error is mostly the relative error of the row sum S (plus expf's 1-2 ulp).
-    # One thread adding a whole row in order (naive, online; and, to be safe, any student variant)
-    # drifts systematically: once S is large, terms below half an ulp of S are rounded away. The
-    # classic bound is cols * eps; cols * eps / 16 stays 4x above what an H100 measured (7.8e-4 at
-    # 10^6 columns, 5e-5 at 50304). Partial sums followed by a tree stay near sqrt(cols) * eps
-    # (3e-6 measured at 10^6), so those variants get that bound with a 4x factor, and the 1e-5 floor.
+    A wrong or dropped element of a row changes its own y by O(1) and the others by ~1/cols of S,
+    far above either bound at every check size.
+    """
+    u = max(unit_roundoff(variant.precision), FP32)
     cols = size["cols"]
-    if variant in PARALLEL_SUMS:
-        return max(1e-5, 4.0 * math.sqrt(cols) * EPS32)
-    return max(1e-5, cols * EPS32 / 16)
+    if _keys.error_model(variant, ERROR_MODELS) == "tree":
+        return max(1e-5, 4.0 * math.sqrt(cols) * u)
+    return max(1e-5, cols * u / 16)
 
 
 def make_inputs(size: dict[str, int], seed: int) -> dict[str, Any]:
@@ -68,9 +82,9 @@ def reference(inputs: dict[str, Any], size: dict[str, int]) -> Any:
     return e / e.sum(axis=1, keepdims=True)
 
 
-def vendor_launch(name: str, inputs: dict[str, Any], out: Any, size: dict[str, int]):
-    if name != "torch":
-        raise KeyError(name)
+def vendor_launch(call: str, inputs: dict[str, Any], out: Any, size: dict[str, int]):
+    if call != "torch.softmax":
+        raise KeyError(call)
     t = _torch.torch()
     x, y = _torch.as_tensor(inputs["x"]), _torch.as_tensor(out)
     # torch.softmax has no out=; the aten overload writes into y, so no copy pollutes the timing.
@@ -84,9 +98,9 @@ def vendor_launch(name: str, inputs: dict[str, Any], out: Any, size: dict[str, i
 
 
 def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: Any, size: dict[str, int], ctx: Any):
-    """One launch; for `sized`, of the smallest row-in-registers instantiation that holds a row."""
+    """One launch; for plan "by_row_length", of the smallest row-in-registers instantiation that holds a row."""
     fn, grid, block = functions[variant.kernel], ctx.grid, ctx.block
-    if variant.name == "sized" and not variant.user:
+    if _keys.plan(variant, PLANS) == "by_row_length":
         fn, block = _sized_kernel(variant, functions, size["cols"])
         grid = (size["rows"],)  # one block per row, whichever instantiation
     args = kernel_args(inputs, out, size)
@@ -98,14 +112,16 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
 
 
 def _sized_kernel(variant: Any, functions: dict[str, Any], cols: int) -> tuple[Any, tuple[int, int, int]]:
-    """softmax_sized_<B>x<V> holds B*V*4 floats; the main kernel (BLOCK, VPT) also takes any longer row."""
+    """Helper role "<B>x<V>" holds B*V*4 floats (B threads, V float4 each); the main kernel (BLOCK,
+    VPT) also takes any longer row."""
     main_block = variant.block_dims()
     choices = [(main_block[0] * variant.defines["VPT"] * 4, main_block, functions[variant.kernel])]
-    for name, fn in functions.items():
-        m = re.fullmatch(rf"{re.escape(variant.kernel)}_(\d+)x(\d+)", name)
-        if m:
-            b, v = int(m[1]), int(m[2])
-            choices.append((b * v * 4, (b, 1, 1), fn))
+    for role in variant.helpers:
+        m = re.fullmatch(r"(\d+)x(\d+)", role)
+        if m is None:
+            raise InputError(f"variant {variant.name!r}: helper role {role!r} of plan 'by_row_length' must be <threads>x<vpt>")
+        b, v = int(m[1]), int(m[2])
+        choices.append((b * v * 4, (b, 1, 1), _keys.helper(variant, functions, role)))
     fitting = [c for c in choices if c[0] >= cols]
     _, block, fn = min(fitting, key=lambda c: c[0]) if fitting else choices[0]
     return fn, block

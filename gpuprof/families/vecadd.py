@@ -21,8 +21,11 @@ def bytes_moved(size: dict[str, int]) -> float:
     return 3.0 * 4 * size["n"]  # read a, read b, write c; 4 bytes each
 
 
-def tolerance(variant: str, size: dict[str, int]) -> float:
-    return 1e-6  # one FP32 rounding: at most half an ulp, ~6e-8
+def tolerance(variant: Any, size: dict[str, int]) -> float:
+    # One rounding of the sum: at most u/2 of |a + b| (u = 2^-24); against max(|ref|, rms(ref)) it
+    # is below u everywhere. 1e-6 (17 u) leaves room for any precision down to FP32 and a wrong
+    # element (O(1)) still fails.
+    return 1e-6
 
 
 def make_inputs(size: dict[str, int], seed: int) -> dict[str, Any]:
@@ -46,9 +49,9 @@ def reference(inputs: dict[str, Any], size: dict[str, int]) -> Any:
     return inputs["a"].astype(cp.float64) + inputs["b"].astype(cp.float64)
 
 
-def vendor_launch(name: str, inputs: dict[str, Any], out: Any, size: dict[str, int]):
-    if name != "torch":
-        raise KeyError(name)
+def vendor_launch(call: str, inputs: dict[str, Any], out: Any, size: dict[str, int]):
+    if call != "torch.add":
+        raise KeyError(call)
     a, b, c = (_torch.as_tensor(x) for x in (inputs["a"], inputs["b"], out))
     t = _torch.torch()
 

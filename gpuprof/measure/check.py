@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from gpuprof.gpu import cupy
 from gpuprof.results import OK, WRONG, CheckResult
 
@@ -65,19 +67,25 @@ def repoison(spec: Any, prepared: Prepared) -> None:
     cupy().cuda.Device().synchronize()
 
 
-def scaled_error(out: Any, ref: Any) -> tuple[float, int]:
-    """(max |out - ref| / max(|ref|, rms(ref)), count of NaN outputs).
+def scaled_error(out: Any, ref: Any, scale_by: str = "rms") -> tuple[float, int]:
+    """(max |out - ref| / scale, count of NaN outputs).
 
-    Scaling each element by max(|ref_i|, rms(ref)) keeps outputs near zero from blowing the
-    relative error up, while one wrong element still shows (a norm would average it away).
+    scale_by "rms" (the default): each element against max(|ref_i|, rms(ref)), which keeps
+    outputs near zero (signed data) from blowing the relative error up, while one wrong element
+    still shows (a norm would average it away). "element" (a family's ERROR_SCALE): each element
+    against |ref_i| alone, for outputs that never cancel (prefix sums, softmax), so a wrong small
+    element (an early scan tile) is not hidden under the rms of the large ones.
     """
-    cp = cupy()
-    out64 = out.astype(cp.complex128 if out.dtype.kind == "c" else cp.float64)  # complex: FFT outputs
-    not_written = int(cp.count_nonzero(cp.isnan(out64)))
-    rms = float(cp.sqrt(cp.mean(cp.abs(ref) ** 2))) if ref.size else 0.0
-    scale = cp.maximum(cp.abs(ref), rms if rms > 0 else 1.0)
-    err = cp.abs(out64 - ref) / scale
-    worst = float(cp.nanmax(err)) if out.size > not_written else float("nan")
+    xp = np if isinstance(ref, np.ndarray) else cupy()  # NumPy too: the error models' CPU tests use it
+    out64 = out.astype(xp.complex128 if out.dtype.kind == "c" else xp.float64)  # complex: FFT outputs
+    not_written = int(xp.count_nonzero(xp.isnan(out64)))
+    if scale_by == "element":
+        scale = xp.maximum(xp.abs(ref), xp.finfo(xp.float64).tiny)  # ref_i = 0 needs out_i = 0 exactly
+    else:
+        rms = float(xp.sqrt(xp.mean(xp.abs(ref) ** 2))) if ref.size else 0.0
+        scale = xp.maximum(xp.abs(ref), rms if rms > 0 else 1.0)
+    err = xp.abs(out64 - ref) / scale
+    worst = float(xp.nanmax(err)) if out.size > not_written else float("nan")
     return worst, not_written
 
 
@@ -104,7 +112,7 @@ def judge(spec: Any, out: Any, pristine: dict[str, Any], size: dict[str, int], t
           label: str) -> tuple[float, list[str]]:
     """(worst scaled error, reasons) of one output against the float64 reference of the pristine inputs."""
     ref = spec.reference(pristine, size)
-    err, not_written = scaled_error(out, ref)
+    err, not_written = scaled_error(out, ref, getattr(spec, "ERROR_SCALE", "rms"))
     del ref
     if not_written:
         return err, [f"{label}: {not_written} of {out.size} outputs not written (still NaN)"]
@@ -131,7 +139,7 @@ def recheck_after_timing(spec: Any, prepared: Prepared, stream: Any, inplace: bo
     return reasons
 
 
-def check_variant(spec: Any, variant: str, launch_for: LaunchFactory, sizes: list[dict[str, int]],
+def check_variant(spec: Any, variant: Any, launch_for: LaunchFactory, sizes: list[dict[str, int]],
                   stream: Any, inplace: bool = False) -> tuple[CheckResult, Prepared]:
     """Check at every size (the last one is the benchmark size); keep the last buffers for timing."""
     tolerance = 0.0

@@ -18,9 +18,12 @@ _SOURCE_TREE = Path(__file__).resolve().parents[2] / "kernels"  # a checkout or 
 Expr = int | str
 
 LANGUAGES = ("cuda", "triton")
-PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp64")  # the arithmetic a variant does
 FLOP_COUNTS = ("executed", "nominal")  # nominal: the family's formula counts work this algorithm skips
-_CUDA_ONLY_KEYS = ("kernel", "extra_kernels", "block", "tile", "grid", "defines")
+PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp64")  # the arithmetic a variant does; buffers stay the family's
+_CUDA_ONLY_KEYS = ("kernel", "extra_kernels", "helpers", "block", "tile", "grid", "defines", "plan")
+_VENDOR_KEYS = {"name", "technique", "vendor", "call", "precision", "error_model", "zero_output",
+               "flop_count", "aliases", "options"}
+VARIANT_KEYS = _VENDOR_KEYS | {"language", "file", "max_size", *_CUDA_ONLY_KEYS}
 
 
 @dataclass(frozen=True)
@@ -41,12 +44,24 @@ class Variant:
     defines: dict[str, int] = field(default_factory=dict)
     max_size: dict[str, int] | None = None  # a slow variant runs at min(size, max_size)
     user: bool = False  # added from the command line, not shipped
+    # What differs per variant lives here, read from family.toml (never from the variant's name):
+    precision: str = "fp32"  # its arithmetic (PRECISIONS): picks the tolerance and the ceiling
+    error_model: str | None = None  # one of the family module's ERROR_MODELS; None: the family's first (safest)
+    plan: str | None = None  # one of the family module's PLANS (how to launch it); None: the family's default
+    helpers: dict[str, str] = field(default_factory=dict)  # role -> extern "C" helper kernel a plan launches
+    zero_output: bool = False  # the output is zeroed (memset on the stream, timed) before each launch
+    call: str | None = None  # vendor variants: which library call of the family module's vendor_launch
+
+    def helper(self, role: str) -> str:
+        """The kernel name the manifest gives for a plan's helper role (KeyError names what is missing)."""
+        if role not in self.helpers:
+            raise KeyError(f"variant {self.name!r} declares no helper kernel for role {role!r} (helpers = {{ {role} = ... }})")
+        return self.helpers[role]
     # Family-specific per-variant settings (`options = { ... }` in the manifest), read by the
     # family's host module: e.g. transfers' memory kind. Per-variant behaviour lives here, never
     # in a test of the variant's name.
     options: dict[str, Any] = field(default_factory=dict)
     aliases: tuple[str, ...] = ()  # other names the course uses for it, e.g. "tiled" for smem_tiled
-    precision: str = "fp32"  # its arithmetic (PRECISIONS): picks the ceiling it is judged against
     flop_count: str = "executed"  # "nominal": the family's FLOP formula is not what this algorithm does (FFT)
 
     @property
@@ -201,9 +216,18 @@ def parse_variant(path: Path, index: int, data: dict[str, Any], *, user: bool = 
     m = _Manifest(path, data, where=f"variant {index}")
     vendor = bool(data.get("vendor", False))
     name = m.str("name")
+    unknown = sorted(set(data) - VARIANT_KEYS)
+    if unknown:
+        raise m.fail(unknown[0], f"is not a variant key; known keys: {', '.join(sorted(VARIANT_KEYS))}")
     common = _common_keys(m, data)
     if vendor:
-        return Variant(name=name, technique=m.str("technique"), vendor=True, **common)
+        unused = sorted(set(data) - _VENDOR_KEYS)
+        if unused:
+            raise m.fail(unused[0], "does not apply to a vendor variant (its launch is the family module's vendor_launch)")
+        return Variant(name=name, technique=m.str("technique"), vendor=True,
+                       call=m.str("call") if "call" in data else name, **common)
+    if "call" in data:
+        raise m.fail("call", "applies to vendor variants only (vendor = true)")
     language = data.get("language", "cuda")
     if language not in LANGUAGES:
         raise m.fail("language", f"is {language!r}; choose from: {', '.join(LANGUAGES)}")
@@ -219,12 +243,18 @@ def parse_variant(path: Path, index: int, data: dict[str, Any], *, user: bool = 
     defines = data.get("defines", {})
     if not isinstance(defines, dict) or not all(isinstance(v, int) for v in defines.values()):
         raise InputError(f"{path}: variant {index}: 'defines' must be a table of integers")
+    helpers = m.str_table("helpers") if "helpers" in data else {}
+    extra = tuple(m.str_list("extra_kernels")) if "extra_kernels" in data else ()
+    kernel = m.str("kernel")
     return Variant(
         name=name,
         technique=m.str("technique"),
         file=path.parent / m.str("file"),
-        kernel=m.str("kernel"),
-        extra_kernels=tuple(m.str_list("extra_kernels")) if "extra_kernels" in data else (),
+        kernel=kernel,
+        # every entry point the plan may launch: the listed extras and the helpers, each once
+        extra_kernels=tuple(dict.fromkeys(k for k in (*extra, *helpers.values()) if k != kernel)),
+        helpers=helpers,
+        plan=m.str("plan") if "plan" in data else None,
         block=tuple(m.expr_list("block")),
         tile=tuple(m.expr_list("tile")) if "tile" in data else (),
         grid=str(data.get("grid", "tiles")),
@@ -236,15 +266,19 @@ def parse_variant(path: Path, index: int, data: dict[str, Any], *, user: bool = 
 
 
 def _common_keys(m: _Manifest, data: dict[str, Any]) -> dict[str, Any]:
-    """Keys every kind of variant may declare, checked; defaults otherwise."""
+    """The keys every kind of variant (CUDA, Triton, vendor) may declare, checked; defaults otherwise."""
     precision = m.str("precision") if "precision" in data else "fp32"
     if precision not in PRECISIONS:
         raise m.fail("precision", f"is {precision!r}; choose from: {', '.join(PRECISIONS)}")
+    zero_output = data.get("zero_output", False)
+    if not isinstance(zero_output, bool):
+        raise m.fail("zero_output", f"must be true or false, not {zero_output!r}")
     flop_count = m.str("flop_count") if "flop_count" in data else "executed"
     if flop_count not in FLOP_COUNTS:
         raise m.fail("flop_count", f"is {flop_count!r}; choose from: {', '.join(FLOP_COUNTS)}")
     aliases = tuple(m.str_list("aliases")) if "aliases" in data else ()
-    return {"precision": precision, "flop_count": flop_count, "options": m.options(), "aliases": aliases}
+    return {"precision": precision, "error_model": m.str("error_model") if "error_model" in data else None,
+            "zero_output": zero_output, "flop_count": flop_count, "aliases": aliases, "options": m.options()}
 
 
 def _validate(path: Path, family: Family) -> None:
@@ -361,6 +395,12 @@ class _Manifest:
         if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
             raise self.fail(key, "must be a list of strings")
         return value
+
+    def str_table(self, key: str) -> dict[str, str]:
+        value = self._get(key)
+        if not isinstance(value, dict) or not value or not all(isinstance(x, str) and x for x in value.values()):
+            raise self.fail(key, "must be a table of role = \"kernel name\" strings")
+        return dict(value)
 
     def expr_list(self, key: str) -> list[Expr]:
         value = self._get(key)

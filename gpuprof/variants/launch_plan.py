@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gpuprof.gpu import device_info
+from gpuprof.gpu import cupy, device_info
 from gpuprof.variants import nvrtc, ranges
 from gpuprof.variants.catalog import Family, Variant
 from gpuprof.variants.sizes import grid_for
@@ -25,27 +25,50 @@ class LaunchContext:
 
 def make_launch_factory(family: Family, variant: Variant, spec: Any, *, nvtx: bool = True):
     """launch_for(inputs, out, size) -> launch(stream), inside NVTX family -> variant ranges
-    (unless nvtx=False: warm-up launches a profiler must not select)."""
-    wrap = (lambda launch: ranges.ranged(launch, family.name, variant.name)) if nvtx else (lambda launch: launch)
+    (unless nvtx=False: warm-up launches a profiler must not select). A variant whose manifest
+    says zero_output = true gets its output zeroed on the stream first, inside the timed launch."""
+    ranged = (lambda launch: ranges.ranged(launch, family.name, variant.name)) if nvtx else (lambda launch: launch)
+
+    def wrap(launch: Any, out: Any) -> Any:
+        return ranged(_zeroing(launch, out) if variant.zero_output else launch)
+
     if variant.vendor:
-        return lambda inputs, out, size: wrap(spec.vendor_launch(variant.name, inputs, out, size))
+        call = vendor_call(variant)
+        return lambda inputs, out, size: wrap(spec.vendor_launch(call, inputs, out, size), out)
     if variant.is_triton:  # a .py file with make_launch(inputs, out, size); Triton compiles at its first launch
         from gpuprof.variants import triton as triton_variant
 
         triton_launch_for = triton_variant.launch_factory(variant)
-        return lambda inputs, out, size: wrap(triton_launch_for(inputs, out, size))
+        return lambda inputs, out, size: wrap(triton_launch_for(inputs, out, size), out)
     kernel = nvrtc.compile_variant(variant)
     block = variant.block_dims()
 
     def kernel_for(inputs, out, size):
         grid = grid_for(family, variant, size)
         if hasattr(spec, "plan"):  # the family launches this variant its own way (several kernels, workspace)
-            return wrap(spec.plan(variant, kernel.functions, inputs, out, size, LaunchContext(grid, block)))
+            return wrap(spec.plan(variant, kernel.functions, inputs, out, size, LaunchContext(grid, block)), out)
         args = spec.kernel_args(inputs, out, size)
 
         def launch(stream: Any) -> None:
             kernel.function(grid, block, args, stream=stream)
 
-        return wrap(launch)
+        return wrap(launch, out)
 
     return kernel_for
+
+
+def vendor_call(variant: Variant) -> str:
+    """Which library call of the family module's vendor_launch runs: the manifest's `call`."""
+    return variant.call or variant.name
+
+
+def _zeroing(launch: Any, out: Any) -> Any:
+    """launch(stream) preceded by a memset of out to zero on the same stream (timed, on purpose:
+    a kernel that accumulates into its output needs it every time)."""
+    memset = cupy().cuda.runtime.memsetAsync
+
+    def zeroed(stream: Any) -> None:
+        memset(out.data.ptr, 0, out.nbytes, stream.ptr)
+        launch(stream)
+
+    return zeroed

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from dataclasses import dataclass
@@ -33,10 +34,19 @@ def display_path(source: Path) -> str:
 
 def nvrtc_options(variant: Variant, extra: tuple[str, ...] = ()) -> tuple[str, ...]:
     defines = tuple(f"-D{k}={v}" for k, v in sorted(variant.defines.items()))
-    # NVRTC gets the source as a string, so `#include "x.h"` finds a header beside a user's file
-    # only through -I (nvcc looks beside the file by itself).
-    include = (f"-I{variant.file.resolve().parent}",) if variant.user and variant.file is not None else ()
-    return ("-lineinfo", "--std=c++17", *defines, *include, *extra)
+    # The variant's own folder is on the include path: a family's shared header (e.g.
+    # kernels/scan/scan_propagate.cuh) is #include "..."-d as nvcc finds it beside the file.
+    include = (f"-I{variant.file.resolve().parent}",) if variant.file is not None else ()
+    return ("-lineinfo", "--std=c++17", *include, *defines, *extra)
+
+
+def headers_digest(folder: Path) -> str:
+    """A digest of the .cuh headers beside a variant: CuPy's compile cache is keyed on the source
+    and the options only, so an edited header must change the source it sees."""
+    digest = hashlib.sha256()
+    for header in sorted(folder.glob("*.cuh")):
+        digest.update(header.name.encode() + b"\0" + header.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def compile_variant(variant: Variant) -> CompiledKernel:
@@ -51,7 +61,7 @@ def compile_variant(variant: Variant) -> CompiledKernel:
     except OSError as exc:
         raise InputError(f"cannot read {variant.file}: {exc.strerror or exc}") from None
     # Findings and source views then name the real file, not NVRTC's '<hash>.cubin.cu'.
-    source = f'#line 1 "{display_path(variant.file)}"\n{text}'
+    source = f'// headers {headers_digest(variant.file.parent)}\n#line 1 "{display_path(variant.file)}"\n{text}'
     options = nvrtc_options(variant)
     try:
         module = cp.RawModule(code=source, options=options, backend="nvrtc")

@@ -8,7 +8,9 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpuprof import families
 from gpuprof.errors import InputError, UsageError
+from gpuprof.families import _keys
 from gpuprof.variants.catalog import Family, Variant, check_geometry, parse_variant, validate_variants
 
 # An entry point as the built-ins declare it: `extern "C" __global__ void [__launch_bounds__(...)] name(params)`;
@@ -141,6 +143,12 @@ def load_kernels_dir(directory: Path, family: Family) -> list[Variant]:
             raise InputError(f"{path}: variant {index}: vendor variants need host code; add .cu (or Triton .py) variants")
         variants.append(parse_variant(path, index, table, user=True))
     validate_variants(path, family, variants)
+    spec = families.spec(family.name)
+    for variant in variants:
+        try:  # plan and error_model name choices of the family module (gpuprof/families/<family>.py)
+            _keys.check_declared(variant, spec)
+        except InputError as exc:
+            raise InputError(f"{path}: {exc.message}") from None
     for variant in variants:
         if variant.is_cuda:  # a Triton variant (language = "triton") brings its own launch
             _kernel_in(variant.file, variant.file.read_text(), family, variant.kernel)

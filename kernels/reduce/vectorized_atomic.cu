@@ -1,8 +1,8 @@
 // reduce / vectorized_atomic
 // Changed from warp_shuffle: 16-byte float4 loads, UNROLL of them in flight per thread per
 // iteration (into UNROLL independent sums), and no second launch: each block's sum goes into
-// out[0] with one atomicAdd. out must be 0 first: the host's plan() zeroes it with a memset on the
-// same stream, inside the timed launch. Float atomics land in whatever order the blocks finish, so
+// out[0] with one atomicAdd. out must be 0 first: the manifest's zero_output has the host zero it
+// with a memset on the same stream, inside the timed launch. Float atomics land in whatever order the blocks finish, so
 // the last bits of the result vary from run to run (well within the tolerance). Blocks of 1024
 // threads, two per SM (per_sm:2): 264 atomics on an H100. The n % 4 tail is added by the first
 // threads of the grid, one scalar each. Expected limiter: DRAM bandwidth.

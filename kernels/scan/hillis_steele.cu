@@ -27,34 +27,14 @@ extern "C" __global__ void __launch_bounds__(BLOCK) scan_hillis_steele(const flo
     if (i < n) y[i] = buf[in][t];
 }
 
-// ---- Multi-block: scan-then-propagate (plan() in gpuprof/families/scan.py). The kernel above
-// scans each tile on its own; these two then make the scan global, level by level:
-// totals gathers the last inclusive value of every full tile, plan() scans those totals with the
-// same three kernels (recursively, until one tile holds them), and add adds to each tile the
-// scanned total of all tiles before it.
-static_assert(TILE % 4 == 0, "add updates float4s: TILE must be a multiple of 4");
+// ---- Multi-block: scan-then-propagate. The helpers' code is shared by every variant that scans
+// tile by tile (scan_propagate.cuh); these are this variant's entry points, for its TILE.
+#include "scan_propagate.cuh"
 
-// totals[b] = y[(b + 1) * TILE - 1] for b < count (= tiles - 1: the last tile's total is no offset).
 extern "C" __global__ void scan_hillis_steele_totals(const float* __restrict__ y, float* __restrict__ totals, int count) {
-    const int b = blockIdx.x * blockDim.x + threadIdx.x;
-    if (b < count) totals[b] = y[(long long)(b + 1) * TILE - 1];
+    scan_propagate_totals<TILE>(y, totals, count);
 }
 
-// y[i] += offsets[b - 1] for i in tile b >= 1; block k of the grid handles tile k + 1.
 extern "C" __global__ void scan_hillis_steele_add(float* __restrict__ y, const float* __restrict__ offsets, int n) {
-    const long long base = (long long)(blockIdx.x + 1) * TILE;
-    const float off = offsets[blockIdx.x];
-    for (int j = 4 * threadIdx.x; j < TILE; j += 4 * blockDim.x) {
-        const long long i = base + j;
-        if (i + 4 <= n) {
-            float4 v = *reinterpret_cast<float4*>(y + i);
-            v.x += off;
-            v.y += off;
-            v.z += off;
-            v.w += off;
-            *reinterpret_cast<float4*>(y + i) = v;
-        } else {
-            for (long long k = i; k < n; ++k) y[k] += off;  // the ragged end of the last tile
-        }
-    }
+    scan_propagate_add<TILE>(y, offsets, n);
 }

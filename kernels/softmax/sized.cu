@@ -181,7 +181,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK, 1) softmax_sized(const float
     softmax_row<BLOCK, VPT>(x, y, cols);
 }
 
-// Shorter rows: <BLOCK>x<VPT> in the name is what plan() reads (capacity BLOCK*VPT*4 floats).
+// Shorter rows: the manifest lists each instantiation under the helper role <BLOCK>x<VPT>, which
+// plan() reads (capacity BLOCK*VPT*4 floats).
 #define SIZED(B, V, MINB)                                                                                       \
     extern "C" __global__ void __launch_bounds__(B, MINB) softmax_sized_##B##x##V(const float* __restrict__ x,   \
                                                                                  float* __restrict__ y, int rows, int cols) { \
