@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpuprof.parsers.ncu_csv import NcuKernelRow
+from gpuprof.parsers.ncu_metrics import NcuKernelRow
 
 
 @dataclass(frozen=True)

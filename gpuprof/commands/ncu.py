@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from gpuprof.errors import EnvironmentProblem, GpuprofError, InputError
+from gpuprof.errors import CountersNotPermitted, EnvironmentProblem, GpuprofError, InputError
 from gpuprof.parsers import ncu_csv
 from gpuprof.parsers.ncu_csv import NcuAdvice, NcuKernelRow
 from gpuprof.tools import ncu as ncu_tool
@@ -58,9 +58,9 @@ def profile_family(family: str, variants: list[str], size: dict[str, int], out_d
                                           out_dir / f"{family}_{name}.log")
             rows, reader = read_report(report, tool)
             results.append(NcuResult(name, report, rows))
+        except CountersNotPermitted:
+            raise  # no variant can be profiled: stop with exit 3
         except GpuprofError as exc:
-            if "ERR_NVGPUCTRPERM" in exc.message:
-                raise  # no variant can be profiled: stop with exit 3
             results.append(NcuResult(name, None, error=exc.message))
     return NcuRun(family, options.clock_control, results, reader)
 

@@ -8,7 +8,7 @@ from types import ModuleType
 from typing import Any
 
 from gpuprof.errors import ParseError
-from gpuprof.parsers.ncu_csv import NcuAdvice, NcuKernelRow, row_from_metrics, to_base_unit
+from gpuprof.parsers.ncu_metrics import NcuAdvice, NcuKernelRow, row_from_metrics, to_base_unit
 
 
 class NcuReportUnavailable(ImportError):

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from gpuprof.errors import ParseError
+from gpuprof.errors import ParseError, ToolFailed
 
 
-class NsysToolError(Exception):
+class NsysToolError(ToolFailed):
     """nsys reported a failure rather than data.
 
     kind: "importer_failed" (QdstrmImporter could not run: no .nsys-rep), "no_report_generated",
@@ -34,11 +34,6 @@ class NsysToolError(Exception):
         "no_data",
         "report_missing",
     )
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,8 +6,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpuprof.errors import EnvironmentProblem, UsageError
-from gpuprof.parsers.ncu_csv import NcuToolError, scan_messages
+from gpuprof.errors import CountersNotPermitted, EnvironmentProblem, InputError, NoKernelsProfiled, UsageError
+from gpuprof.parsers.ncu_csv import scan_messages
 from gpuprof.tools import _proc
 
 SECTIONS = ("SpeedOfLight", "Occupancy", "LaunchStats", "MemoryWorkloadAnalysis", "ComputeWorkloadAnalysis",
@@ -79,15 +79,10 @@ def run_profile(argv: list[str], report_base: Path, log: Path, timeout_s: float 
     """Run ncu; keep its console output in `log`; return the .ncu-rep path."""
     done = _proc.run(argv, timeout_s=timeout_s, env=c_locale_env())
     log.write_text(done.stdout + done.stderr)
-    messages = done.stdout + done.stderr
-    try:
-        scan_messages(messages)
-        _raise_tool_errors(messages)
-    except NcuToolError as exc:
-        raise _as_gpuprof_error(exc) from None
+    _raise_tool_errors(done.stdout + done.stderr)
     report = report_base.with_suffix(".ncu-rep")
     if not report.is_file():
-        tail = " ".join(messages.strip().splitlines()[-3:])[-300:]
+        tail = " ".join((done.stdout + done.stderr).strip().splitlines()[-3:])[-300:]
         raise EnvironmentProblem(f"ncu wrote no report (exit {done.returncode}): {tail}")
     return report
 
@@ -95,24 +90,15 @@ def run_profile(argv: list[str], report_base: Path, log: Path, timeout_s: float 
 def run_import(ncu: str, report: Path, page: str) -> str:
     done = _proc.run(import_argv(ncu, report, page), timeout_s=IMPORT_TIMEOUT_S, env=c_locale_env())
     if done.returncode != 0:
-        raise EnvironmentProblem(f"ncu --import {report} failed (exit {done.returncode}): {done.stdout[-300:]}")
+        said = " ".join((done.stdout + done.stderr).split())[-300:]
+        raise InputError(f"{report}: not a readable .ncu-rep (ncu --import exit {done.returncode}: {said})")
     return done.stdout
 
 
 def _raise_tool_errors(text: str) -> None:
-    if "ERR_NVGPUCTRPERM" in text:
-        raise NcuToolError("counters_not_permitted", "ERR_NVGPUCTRPERM")
-    if "No kernels were profiled" in text:
-        raise NcuToolError("no_kernels_profiled", "No kernels were profiled")
-
-
-def _as_gpuprof_error(exc: NcuToolError) -> Exception:
-    if exc.kind == "counters_not_permitted":
-        return EnvironmentProblem(
-            "ncu may not read the GPU's performance counters (ERR_NVGPUCTRPERM); run as root, or set the "
-            "driver option NVreg_RestrictProfilingToAdminUsers=0 (see developer.nvidia.com/ERR_NVGPUCTRPERM)"
-        )
-    if exc.kind == "no_kernels_profiled":
-        listed = f" (kernels seen: {', '.join(exc.available_kernels[:8])})" if getattr(exc, "available_kernels", None) else ""
-        return EnvironmentProblem(f"ncu profiled no kernels: the filter matched nothing{listed}")
-    return EnvironmentProblem(f"ncu failed: {exc.message}")
+    """ncu's own failure lines, decided once here: the typed errors carry what the callers decide on."""
+    messages = scan_messages(text)
+    if messages.counters_not_permitted:
+        raise CountersNotPermitted(next((e for e in messages.errors if "ERR_NVGPUCTRPERM" in e), "ERR_NVGPUCTRPERM"))
+    if messages.no_kernels_profiled:
+        raise NoKernelsProfiled("ncu profiled no kernels: the filter matched nothing", messages.available_kernels)
