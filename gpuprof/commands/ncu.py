@@ -102,7 +102,7 @@ def read_report(report: Path, ncu: str | None) -> tuple[list[NcuKernelRow], str]
     from gpuprof.parsers import ncu_rep
 
     try:
-        return ncu_rep.load_report(report), "ncu_report module"
+        return ncu_tool.read_report_isolated(report), "ncu_report module"
     except ncu_rep.NcuReportUnavailable:
         if ncu is None:
             raise EnvironmentProblem(

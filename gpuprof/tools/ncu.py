@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import os
+import signal
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuprof.errors import CountersNotPermitted, EnvironmentProblem, InputError, NoKernelsProfiled, UsageError
+from gpuprof.parsers import ncu_rep
 from gpuprof.parsers.ncu_csv import scan_messages
+from gpuprof.parsers.ncu_metrics import NcuKernelRow
 from gpuprof.tools import _proc
 
 SECTIONS = ("SpeedOfLight", "Occupancy", "LaunchStats", "MemoryWorkloadAnalysis", "ComputeWorkloadAnalysis",
@@ -26,6 +30,7 @@ METRICS = (
 CLOCK_CONTROLS = ("none", "base")
 PROFILE_TIMEOUT_S = 600.0
 IMPORT_TIMEOUT_S = 120.0
+READER_TIMEOUT_S = 300.0  # a large report of a whole program takes tens of seconds through ncu_report
 
 
 @dataclass(frozen=True)
@@ -102,3 +107,35 @@ def _raise_tool_errors(text: str) -> None:
         raise CountersNotPermitted(next((e for e in messages.errors if "ERR_NVGPUCTRPERM" in e), "ERR_NVGPUCTRPERM"))
     if messages.no_kernels_profiled:
         raise NoKernelsProfiled("ncu profiled no kernels: the filter matched nothing", messages.available_kernels)
+
+
+def read_report_isolated(report: Path, timeout_s: float = READER_TIMEOUT_S) -> list[NcuKernelRow]:
+    """Rows of a .ncu-rep read by ncu_report in a child process, so a native abort cannot end gpuprof.
+
+    Raises NcuReportUnavailable when the module is not installed (the caller falls back to
+    `ncu --import` CSV), and InputError (exit 2) for a file the reader rejects or dies on."""
+    package_root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
+    done = _proc.run([sys.executable, "-m", "gpuprof.parsers.ncu_rep", str(report)], timeout_s=timeout_s, env=env)
+    said = " ".join(done.stderr.split())[-300:]
+    if done.returncode == ncu_rep.CHILD_OK:
+        try:
+            return ncu_rep.rows_from_json(done.stdout)
+        except (ValueError, TypeError, KeyError) as exc:
+            raise InputError(f"{report}: not a readable .ncu-rep (the reader's answer was cut: {exc})") from None
+    if done.returncode == ncu_rep.CHILD_UNAVAILABLE:
+        raise ncu_rep.NcuReportUnavailable(said)
+    if done.returncode == ncu_rep.CHILD_PARSE_ERROR:
+        raise InputError(said or f"{report}: not a readable .ncu-rep")
+    raise InputError(f"{report}: not a readable .ncu-rep (the ncu_report reader {_death(done.returncode)})")
+
+
+def _death(code: int) -> str:
+    # subprocess gives -N for a child killed by signal N; a shell-style 128+N is read the same way.
+    number = -code if code < 0 else code - 128 if code > 128 else None
+    if number is not None:
+        try:
+            return f"was killed by {signal.Signals(number).name}"
+        except ValueError:
+            pass
+    return f"exited with code {code}"
