@@ -35,6 +35,7 @@ class NcuRun:
     clock_control: str
     results: list[NcuResult]
     reader: str  # "ncu_report module" or "ncu --import CSV"
+    launch_filter: str = ""  # which launches were profiled, in words ("" = all that matched)
 
 
 def profile_family(family: str, variants: list[str], size: dict[str, int], out_dir: Path,
@@ -73,7 +74,7 @@ def profile_command(command: list[str], out_dir: Path, options: ncu_tool.NcuOpti
     report = ncu_tool.run_profile(ncu_tool.profile_argv(tool, options, base, command), base,
                                   out_dir / "command.log")
     rows, reader = read_report(report, tool)
-    return NcuRun(None, options.clock_control, group_rows(rows, report), reader)
+    return NcuRun(None, options.clock_control, group_rows(rows, report), reader, options.describe_filter())
 
 
 def import_report(report: Path, ncu: str | None = None) -> NcuRun:

@@ -41,11 +41,25 @@ class NcuOptions:
     set_name: str | None = None
     nvtx_include: tuple[str, ...] = ()
     kernel_regex: str | None = None
+    launch_skip: int = 0  # matching launches skipped first (warm-up), per kernel when per_kernel
+    launch_count: int | None = None  # matching launches profiled at most (None: all)
+    per_kernel: bool = False  # skip/count apply to each launch configuration (TOOLS.md 1.2), not globally
     extra: tuple[str, ...] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
         if self.clock_control not in CLOCK_CONTROLS:
             raise UsageError(f"unknown --clock-control '{self.clock_control}'; choose from: {', '.join(CLOCK_CONTROLS)}")
+        if self.launch_skip < 0 or (self.launch_count is not None and self.launch_count < 1):
+            raise UsageError("--launch-skip must be 0 or more and --launch-count 1 or more")
+
+    def describe_filter(self) -> str:
+        """The launch filter in words, for the table title ("" when every launch is profiled)."""
+        if not self.launch_skip and self.launch_count is None:
+            return ""
+        scope = " of each kernel launch configuration" if self.per_kernel else ""
+        skip = f"first {self.launch_skip} skipped, " if self.launch_skip else ""
+        count = f"{self.launch_count} profiled" if self.launch_count is not None else "the rest profiled"
+        return f"launches{scope}: {skip}{count}"
 
 
 def find_ncu(explicit: str | Path | None = None) -> str:
@@ -66,6 +80,13 @@ def profile_argv(ncu: str, options: NcuOptions, report_base: Path, target: list[
             argv += ["--nvtx-include", expression]
     if options.kernel_regex:
         argv += ["--kernel-name", f"regex:{options.kernel_regex}"]
+    if options.launch_skip:
+        argv += ["--launch-skip", str(options.launch_skip)]
+    if options.launch_count is not None:
+        argv += ["--launch-count", str(options.launch_count)]
+    if options.per_kernel and (options.launch_skip or options.launch_count is not None):
+        # Skip and count per (kernel, grid, block, shared memory): the first N launches of each kernel.
+        argv += ["--filter-mode", "per-launch-config"]
     argv += [*options.extra, "--force-overwrite", "--export", str(report_base), *target]
     return argv
 
