@@ -177,8 +177,8 @@ def test_roofline_png_puts_each_variant_at_its_intensity_and_rate(monkeypatch, t
     assert matplotlib.get_backend().lower() == "agg"
     assert path.read_bytes()[:4] == b"\x89PNG"
     (ax,) = saved[0].axes
-    plotted = sorted(tuple(xy) for c in ax.collections for xy in c.get_offsets())
-    expected = sorted((p.intensity, p.flops / 1e12) for p in points)
+    plotted = sorted(float(v) for c in ax.collections for xy in c.get_offsets() for v in xy)
+    expected = sorted(v for p in points for v in (p.intensity, p.flops / 1e12))
     assert plotted == pytest.approx(expected)
     assert sorted(t.get_text() for t in ax.texts) == ["grid", "torch"]
     roof_line = ax.get_lines()[0]
