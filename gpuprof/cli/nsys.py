@@ -49,6 +49,7 @@ def nsys(
     count: Annotated[int, typer.Option("--count", help="Launches of each variant.")] = nsys_profile.COUNT,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds each nsys run may take.")] = PROFILE_TIMEOUT_S,
     json_out: JsonOut = None,
+    wide: Annotated[bool, typer.Option("--wide", help="Full kernel names and every column, whatever the terminal width.")] = False,
 ) -> None:
     """Kernel, memcpy, CUDA API and NVTX range summaries from Nsight Systems (nsys profile, then nsys stats).
 
@@ -79,7 +80,7 @@ def nsys(
             nsys_profile.save_profile(result, json_out)
     if result.notice:
         err_console.print(f"[yellow]note:[/] {escape(result.notice)}")
-    console.print(render_profile(result))
+    console.print(render_profile(result, console.width, wide))
     if json_out is not None:
         console.print(f"summaries written to {json_out}")
     if result.failed:

@@ -13,6 +13,7 @@ from rich import box
 from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
+from rich.text import Text
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,8 @@ def _table(columns: list[Column], rows: list[list[str]], title: str) -> Table:
     for col in columns:
         table.add_column(col.header, justify=col.justify, no_wrap=True)  # type: ignore[arg-type]
     for row in rows:
-        table.add_row(*row)
+        # Text, not markup: kernel names hold "[", "<unnamed>" and template arguments.
+        table.add_row(*(Text(c) if isinstance(c, str) else c for c in row))
     return table
 
 

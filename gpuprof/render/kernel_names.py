@@ -3,10 +3,12 @@
 The rule, applied to every name of one table together:
 1. the function's own name: no return type, namespace, template arguments or parameter list
    (`void at::native::vectorized_elementwise_kernel<4, ...>(int, ...)` -> `vectorized_elementwise_kernel`);
-2. a name longer than MAX_STEM is cut at a `_` boundary and grown back one `_`-token at a time
-   until it is unique in the table (a stem, never an ellipsis);
+2. a name longer than MAX_STEM keeps its first `_`-tokens up to MAX_STEM characters; where
+   another kernel of the table starts the same way, the later tokens in which they differ are
+   added after a "…" (`sm80_xmma_gemm_f32f32_f32f32_f32…split`): a cell never ends in "…";
 3. where two kernels of the table share that name, the template arguments that tell them apart
-   are added back, left to right, each itself shortened by rules 1-2 (`Kernel2<cutlass_80_simt_sgemm_256x128>`);
+   are added back, left to right, each itself shortened by rules 1-2 (`Kernel2<cutlass_80_simt_sgemm_256x128>`),
+   while the name stays within MAX_LABEL characters;
 4. names still equal (same function and arguments, different parameter lists) get `#2`, `#3`.
 """
 
@@ -17,6 +19,7 @@ from collections.abc import Sequence
 from gpuprof.parsers.ncu_metrics import kernel_base_name
 
 MAX_STEM = 32
+MAX_LABEL = 44  # template arguments are added back only up to here; `#2`, `#3` tell the rest apart
 
 
 def short_names(names: Sequence[str]) -> dict[str, str]:
@@ -45,7 +48,10 @@ def _with_distinguishing_arg(name: str, base: str, stem: str, namesakes: list[st
     for i, arg in enumerate(mine):
         rivals = [o[i] for o in remaining if i < len(o)]
         if any(r != arg for r in rivals) or len(rivals) < len(remaining):
-            picked.append(_stem(arg, [r for r in rivals if r != arg]))
+            shown = _stem(arg, [r for r in rivals if r != arg])
+            if len(stem) + 2 + len(", ".join([*picked, shown])) > MAX_LABEL:
+                break
+            picked.append(shown)
             remaining = [o for o in remaining if i < len(o) and o[i] == arg]
         if not remaining:
             break
@@ -55,6 +61,8 @@ def _with_distinguishing_arg(name: str, base: str, stem: str, namesakes: list[st
 def _arg_name(arg: str) -> str:
     """A template argument without namespaces, its own template arguments or a `(int)` cast."""
     text = arg.strip()
+    if text.startswith(("[lambda", "{lambda", "__nv_dl_wrapper")):
+        return "lambda"
     if text.startswith("(") and ")" in text:
         text = text[text.index(")") + 1:]
     return kernel_base_name(text) if text else arg.strip()
@@ -89,8 +97,20 @@ def _stem(label: str, others: list[str]) -> str:
         return label
     tokens = label.split("_")
     prefixes = ["_".join(tokens[:n]) for n in range(1, len(tokens) + 1)]
-    fitting = [p for p in prefixes if len(p) <= MAX_STEM] or prefixes[:1]
-    for prefix in (fitting[-1], *prefixes[len(fitting):]):
-        if not any(o.startswith(prefix) for o in others):
-            return prefix
-    return label
+    head = ([p for p in prefixes if len(p) <= MAX_STEM] or prefixes[:1])[-1]
+    if not any(o.startswith(head) for o in others):
+        return head
+    # Kernels that share a long head (cuBLAS/CUTLASS names) differ further on: keep the head and add,
+    # after a "…" for the omitted tokens, the tokens (left to right) in which this name differs.
+    skip = head.count("_") + 1
+    mine = tokens[skip:]
+    remaining = [o.split("_")[skip:] for o in others if o.startswith(head)]
+    picked = []
+    for i, token in enumerate(mine):
+        if any(i >= len(o) or o[i] != token for o in remaining) and token:
+            picked.append(token)
+            remaining = [o for o in remaining if i < len(o) and o[i] == token]
+        if not remaining:
+            break
+    candidate = f"{head}…{'_'.join(picked)}"
+    return candidate if picked and not remaining and len(candidate) < len(label) else label

@@ -80,7 +80,9 @@ def summary_table(run: NcuRun, width: int | None, wide: bool = False):
 def launches_table(run: NcuRun, width: int | None, wide: bool = False):
     """One row per profiled launch, grouped by variant (or NVTX range)."""
     names = short_names([r.demangled_name for result in run.results for r in result.rows])
-    columns = [Column("variant", 0, "left"), Column("kernel", 0, "left"), Column("duration", 0),
+    # A family's rows are labelled by variant; a program's by the NVTX range each launch ran in.
+    columns = [Column("variant" if run.family else "NVTX range", 0, "left"), Column("kernel", 0, "left"),
+               Column("duration", 0),
                Column("SM %", 1), Column("mem %", 1), Column("DRAM %", 3), Column("occupancy", 2),
                Column("limiter", 2, "left"), Column("regs", 4), Column("smem/block", 6), Column("grid", 5),
                Column("block", 5), Column("DRAM bytes", 7), Column("FLOP", 7), Column("FLOP/B", 6)]
@@ -90,8 +92,9 @@ def launches_table(run: NcuRun, width: int | None, wide: bool = False):
             rows.append([result.label, "not profiled (reason below)", *["-"] * (len(columns) - 2)])
             continue
         for r in result.rows:
+            label = result.label if run.family else (r.nvtx_ranges[-1] if r.nvtx_ranges else "-")
             rows.append([
-                result.label, kernel_label(names, r.demangled_name, wide), _ns(r.duration_ns),
+                label, kernel_label(names, r.demangled_name, wide), _ns(r.duration_ns),
                 _num(r.sm_throughput_pct), _num(r.memory_throughput_pct), _num(r.dram_throughput_pct),
                 _occupancy(r.achieved_occupancy_pct, r.theoretical_occupancy_pct), limiter_text(r.occupancy_limiter),
                 _num(r.registers_per_thread, "{:.0f}"), _bytes(r.shared_mem_per_block_bytes), _dims(r.grid),
@@ -142,8 +145,8 @@ def first_sentence(text: str) -> str:
 
 
 def roofline_table(points: list[Point], roof: Roof, width: int | None):
-    columns = [Column("kernel / variant", 0, "left"), Column("FLOP/B", 0), Column("achieved", 0),
-               Column("roof there", 1), Column("% of roof", 0), Column("bound", 0, "left")]
+    columns = [Column("kernel / variant", 0, "left"), Column("FLOP/B", 0), Column("achieved", 1),
+               Column("roof there", 2), Column("% of roof", 0), Column("bound", 1, "left")]
     rows = [[p.label, f"{p.intensity:.3g}", units.rate(p.flops, "flop"), units.rate(roof.attainable(p.intensity), "flop"),
              units.percent(p.fraction_of_roof(roof)), p.bound(roof)] for p in points]
     title = (f"roofline: FP32 {roof.peak_flops / 1e12:.1f} TFLOP/s, DRAM {roof.peak_bytes_s / 1e12:.2f} TB/s, "
