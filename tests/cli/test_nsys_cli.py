@@ -140,7 +140,7 @@ def test_missing_nsys_with_a_command_is_exit_3_one_line(no_nsys, tmp_path):
     result = invoke("--out", str(tmp_path), "--", sys.executable, "-c", "pass")
     assert result.exit_code == 3
     (line,) = error_lines(result)
-    assert "not found" in line and "only for families" in line
+    assert "not found" in line and "runs only Python programs" in line
 
 
 def test_command_after_dashes_keeps_its_own_options(fake, nsys_bin, tmp_path):

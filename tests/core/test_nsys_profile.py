@@ -469,7 +469,7 @@ def test_without_nsys_a_family_falls_back_to_the_pytorch_profiler(bare, tmp_path
 
 
 def test_without_nsys_a_command_cannot_fall_back(bare, tmp_path, torch_stand_in):
-    with pytest.raises(EnvironmentProblem, match="only for families") as err:
+    with pytest.raises(EnvironmentProblem, match="runs only Python programs") as err:
         nsys_profile.profile(NsysRequest(command=(sys.executable, "-c", "pass"), out_dir=tmp_path))
     assert err.value.exit_code == 3 and not torch_stand_in
 
