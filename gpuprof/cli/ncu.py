@@ -13,6 +13,7 @@ from gpuprof.analysis.kernel_summary import summarize_kernels
 from gpuprof.cli._app import app
 from gpuprof.cli._boundary import exit_on_error, fail
 from gpuprof.cli._options import AddOptions, Defines, Size, Variants, parse_defines
+from gpuprof.cli.nsys import CommandAfterDashes, command_after_dashes
 from gpuprof.commands.ncu import NcuRun, import_report, profile_command, profile_family
 from gpuprof.errors import UsageError
 from gpuprof.render.console import make_console
@@ -36,7 +37,7 @@ console = make_console()
 DEFAULT_PER_KERNEL = 3  # a whole program: the first 3 launches of each kernel configuration (TOOLS.md 1.2)
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@app.command(cls=CommandAfterDashes, context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def ncu(
     ctx: typer.Context,
     family: Annotated[Optional[str], typer.Argument(help="Kernel family; or '--' and a command to profile.")] = None,
@@ -87,8 +88,14 @@ def ncu(
                              metrics=NcuOptions().metrics + extra_metrics, set_name=set_name,
                              nvtx_include=tuple(nvtx_include or ()), kernel_regex=kernel,
                              **launch_filter(launch_skip, launch_count, per_kernel))
+        command = list(command_after_dashes(ctx))
         if import_path is not None:
             run = import_report(import_path, ncu_path)
+        elif command:
+            if family is not None or ctx.args:
+                raise UsageError(f"unexpected argument(s) {' '.join([family or '', *ctx.args]).strip()} before --; "
+                                 "give either a FAMILY or -- COMMAND")
+            run = profile_command(command, out, options, ncu_path)
         elif ctx.args:
             if family is not None:
                 ctx.args.insert(0, family)

@@ -22,7 +22,7 @@ console = make_console()
 _COMMAND = "gpuprof.nsys.command"
 
 
-class _CommandAfterDashes(TyperCommand):
+class CommandAfterDashes(TyperCommand):
     """Everything after the first `--` is the program to profile, verbatim (its own options included)."""
 
     def parse_args(self, ctx, args):
@@ -36,7 +36,11 @@ class _CommandAfterDashes(TyperCommand):
         return [*super().collect_usage_pieces(ctx), "[-- COMMAND [ARGS]...]"]
 
 
-@app.command(cls=_CommandAfterDashes, context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def command_after_dashes(ctx: typer.Context) -> tuple[str, ...]:
+    return ctx.meta.get(_COMMAND, ())
+
+
+@app.command(cls=CommandAfterDashes, context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def nsys(
     ctx: typer.Context,
     family: Annotated[str | None, typer.Argument(metavar="FAMILY", help="Kernel family, e.g. matmul (see `gpuprof list`). Or give -- COMMAND, or --import.")] = None,

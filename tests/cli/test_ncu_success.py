@@ -124,7 +124,7 @@ def test_csv_fallback_merges_advice_and_shows_per_launch_rows(fake_ncu, tmp_path
     fake = fake_ncu(RecordedNcu(reader_missing=True, pages={
         "raw": TOOLS / "ncu_2025.3.1_raw_page_metrics.csv",
         "details": TOOLS / "ncu_2025.3.1_details_page_default_basic_set.csv"}))
-    result = CliRunner().invoke(app, ["ncu", "--per-launch", "--out", str(tmp_path), "--", "./app", "run"])
+    result = CliRunner().invoke(app, ["ncu", "--per-launch", "--out", str(tmp_path), "--", "./app"])
     assert result.exit_code == 0, result.output
     assert [a[a.index("--page") + 1] for a in fake.calls if "--import" in a] == ["raw", "details"]
     assert "ncu --import CSV" in result.output
