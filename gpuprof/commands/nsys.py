@@ -15,7 +15,7 @@ from typing import Any
 from gpuprof.analysis.stats import duration_stats
 from gpuprof.errors import EnvironmentProblem, GpuprofError, InputError, ParseError, UsageError
 from gpuprof.parsers import nsys_stats as ns
-from gpuprof.parsers import torch_trace
+from gpuprof.parsers import nsys_sqlite, torch_trace
 from gpuprof.parsers.nsys_stats import (
     NsysApiSummary,
     NsysKernelSummary,
@@ -278,14 +278,14 @@ def importer_message(said: str) -> str:
 def sqlite_summary(path: Path) -> NsysSummary:
     """Kernel and NVTX range summaries computed from an `nsys export --type sqlite` file."""
     kernels: dict[str, list[float]] = {}
-    for k in ns.read_sqlite_kernels(path):
+    for k in nsys_sqlite.read_sqlite_kernels(path):
         kernels.setdefault(k.demangled_name, []).append(float(k.duration_ns))
     ranges: dict[tuple[str, str], list[float]] = {}
-    for e in ns.read_sqlite_nvtx(path):
+    for e in nsys_sqlite.read_sqlite_nvtx(path):
         if e.kind in ("push_pop", "start_end") and e.end_ns is not None and e.name is not None:
             style = "PushPop" if e.kind == "push_pop" else "StartEnd"
             ranges.setdefault((f"{e.domain or ''}:{e.name}", style), []).append(float(e.duration_ns))
-    info = ns.read_sqlite_export_info(path)
+    info = nsys_sqlite.read_sqlite_export_info(path)
     version = info.get("EXPORT_PRODUCT_VERSION")
     note = "memcpy and CUDA API summaries need nsys (nsys stats); this export was read directly"
     return NsysSummary(

@@ -13,6 +13,7 @@ import pytest
 from gpuprof.commands import nsys as nsys_profile
 from gpuprof.commands.nsys import NsysRequest
 from gpuprof.errors import EnvironmentProblem, InputError, ParseError, UsageError
+from gpuprof.parsers import nsys_sqlite
 from gpuprof.parsers import nsys_stats as ns
 from gpuprof.tools import _proc
 from gpuprof.tools import nsys as tools
@@ -309,7 +310,7 @@ def test_sqlite_export_without_nsys_matches_nsys_stats_of_the_same_program():
     stats = ns.parse_stats(EIGHT_REPORTS)
     csv_kern = {k.name: k.instances for k in stats.report("cuda_gpu_kern_sum").records}
     assert {k.name: k.instances for k in s.kernels} == csv_kern
-    launches = ns.read_sqlite_kernels(SQLITE)
+    launches = nsys_sqlite.read_sqlite_kernels(SQLITE)
     assert sum(k.total_ns for k in s.kernels) == sum(k.duration_ns for k in launches)
     assert [k.total_ns for k in s.kernels] == sorted((k.total_ns for k in s.kernels), reverse=True)
     for k in s.kernels:
