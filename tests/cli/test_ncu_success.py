@@ -14,7 +14,9 @@ from gpuprof.parsers import ncu_rep
 from gpuprof.tools import _proc
 
 TOOLS = Path(__file__).resolve().parent.parent / "fixtures" / "tools"
-NCU_VERSION = "2025.3.1"
+# The newest ncu whose reports are recorded (scripts/record_fixtures.sh adds a release beside the old).
+NCU_VERSION = max((p.name.split("__")[0].removeprefix("ncu-") for p in TOOLS.glob("ncu-*__launch_vecadd_grid.ncu-rep")),
+                  key=lambda v: tuple(int(x) for x in v.split(".")))
 REAL_RUN = _proc.run
 
 
@@ -150,7 +152,8 @@ def test_recorded_fixtures_carry_the_tool_version():
         tool, _, version = p.name.split("__")[0].partition("-")
         assert tool in ("ncu", "nsys", "sanitizer", "torch") and version[:1].isdigit(), p.name
         prefix, _, rest = p.name.partition("__")
-        assert p.with_name(f"{prefix}__{rest.split('.')[0]}.source.txt").is_file(), f"{p.name} has no .source.txt"
+        sidecars = [s.name.partition("__")[2].removesuffix(".source.txt") for s in TOOLS.glob(f"{prefix}__*.source.txt")]
+        assert any(rest.startswith(stem) for stem in sidecars), f"{p.name} has no .source.txt"
 
 
 @requires_ncu_report
@@ -183,3 +186,33 @@ def test_roofline_png_puts_each_variant_at_its_intensity_and_rate(monkeypatch, t
     assert sorted(t.get_text() for t in ax.texts) == ["grid", "torch"]
     roof_line = ax.get_lines()[0]
     assert max(roof_line.get_ydata()) == pytest.approx(roof.peak_flops / 1e12)
+
+
+@requires_ncu_report
+@pytest.mark.parametrize("keep", [0.3, 0.9])
+def test_truncated_report_through_the_real_reader_is_one_line_exit_2(tmp_path, keep):
+    blob = recorded("torch")[0].read_bytes()
+    bad = tmp_path / "cut.ncu-rep"
+    bad.write_bytes(blob[: int(len(blob) * keep)])
+    result = CliRunner().invoke(app, ["ncu", "--import", str(bad)])
+    assert result.exit_code == 2, result.output
+    (line,) = [ln for ln in result.output.splitlines() if ln.startswith("error:")]
+    assert str(bad) in line and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("keep", [0, 0.5])
+def test_truncated_sqlite_export_is_one_line_exit_2(monkeypatch, tmp_path, keep):
+    from gpuprof.commands import nsys as nsys_core
+    from gpuprof.errors import EnvironmentProblem
+
+    def no_nsys(explicit=None):
+        raise EnvironmentProblem("no nsys")
+
+    monkeypatch.setattr(nsys_core.tools, "find_nsys", no_nsys)
+    blob = (TOOLS / "nsys_2025.3.2_export_small.sqlite").read_bytes()
+    bad = tmp_path / "cut.sqlite"
+    bad.write_bytes(blob[: int(len(blob) * keep)] if keep else b"not sqlite at all" * 64)
+    result = CliRunner().invoke(app, ["nsys", "--import", str(bad), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2, result.output
+    (line,) = [ln for ln in result.output.splitlines() if ln.startswith("error:")]
+    assert "cut.sqlite" in line

@@ -14,7 +14,7 @@ from gpuprof.parsers import nsys_stats as ns
 from gpuprof.parsers.ncu_csv import kernel_base_name
 from gpuprof.parsers.nsys_stats import NsysToolError, parse_stats
 
-from .conftest import load, mutate, tool_fixtures, transcript_sections
+from .conftest import TOOLS, load, mutate, tool_fixtures, transcript_sections
 
 HELP = [n for n in tool_fixtures("nsys_", ".txt") if "_help" in n]
 QUERY_CSV = [n for n in tool_fixtures("nsys_", ".csv") if "_sqlite_" in n]  # sqlite3 CLI output, not nsys
@@ -22,6 +22,7 @@ PROFILE_CONSOLE = ["nsys_2025.3.1_profile_stats_true_console.txt"]  # `nsys prof
 GPU_TRACE = ["nsys_2025.3.1_cuda_gpu_trace.csv"]  # not a report gpuprof asks for; test_ncu_csv reads its bytes
 STATS = [n for n in tool_fixtures("nsys_", ".csv", ".txt")
          if n not in HELP + QUERY_CSV + PROFILE_CONSOLE + GPU_TRACE and "_messages_" not in n]
+STATS += [p.name for p in sorted(TOOLS.glob("nsys-*__*.stats.txt"))]  # recorded by scripts/record_fixtures.sh
 SAME_RUN_KERN_SUM = [  # one rep.nsys-rep, summarised in several ways (sidecars: same profile command)
     "nsys_2025.3.1_cuda_gpu_kern_sum.csv",
     "nsys_2025.3.1_cuda_gpu_kern_sum_quiet_stdout.csv",
