@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -86,8 +87,7 @@ def ncu(
         options = NcuOptions(clock_control=clock_control,
                              sections=tuple(section) if section else (() if set_name else SECTIONS),
                              metrics=NcuOptions().metrics + extra_metrics, set_name=set_name,
-                             nvtx_include=tuple(nvtx_include or ()), kernel_regex=kernel,
-                             **launch_filter(launch_skip, launch_count, per_kernel))
+                             nvtx_include=tuple(nvtx_include or ()), kernel_regex=kernel)
         command = list(command_after_dashes(ctx))
         if import_path is not None:
             run = import_report(import_path, ncu_path)
@@ -95,11 +95,13 @@ def ncu(
             if family is not None or ctx.args:
                 raise UsageError(f"unexpected argument(s) {' '.join([family or '', *ctx.args]).strip()} before --; "
                                  "give either a FAMILY or -- COMMAND")
-            run = profile_command(command, out, options, ncu_path)
+            run = profile_command(command, out, replace(options, **launch_filter(launch_skip, launch_count, per_kernel)),
+                                  ncu_path)
         elif ctx.args:
             if family is not None:
                 ctx.args.insert(0, family)
-            run = profile_command(list(ctx.args), out, options, ncu_path)
+            run = profile_command(list(ctx.args), out,
+                                  replace(options, **launch_filter(launch_skip, launch_count, per_kernel)), ncu_path)
         elif family is not None:
             fam = catalog.load_family(family)
             spec = AddOptions.spec(add, block, tile, grid, kernels_dir)

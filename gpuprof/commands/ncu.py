@@ -116,3 +116,19 @@ def read_report(report: Path, ncu: str | None) -> tuple[list[NcuKernelRow], str]
         by_id.setdefault(item.kernel_id, []).append(item)
     rows = [replace(row, advice=tuple(by_id.get(row.id, ()))) for row in raw]
     return rows, "ncu --import CSV"
+
+
+def to_dict(run: NcuRun) -> dict:
+    """The run as JSON-ready data, full kernel names: one entry per distinct kernel and per launch."""
+    from dataclasses import asdict
+
+    from gpuprof.analysis.kernel_summary import summarize_kernels
+
+    rows = [r for result in run.results for r in result.rows]
+    launches = [{"label": result.label, **{k: v for k, v in asdict(r).items() if k not in ("metrics", "units")}}
+                for result in run.results for r in result.rows]
+    kernels = [{k: v for k, v in asdict(s).items() if k != "rows"} for s in summarize_kernels(rows)]
+    return {"family": run.family, "clock_control": run.clock_control, "reader": run.reader,
+            "launch_filter": run.launch_filter, "kernels": kernels, "launches": launches,
+            "errors": {r.label: r.error for r in run.results if r.error},
+            "reports": sorted({str(r.report) for r in run.results if r.report})}

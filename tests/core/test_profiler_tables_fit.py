@@ -134,3 +134,15 @@ def test_nsys_tables_fit(width):
         names = short_names([k.name for k in summary.kernels])
         table_lines = [ln for ln in lines if not ln.startswith(("kept:", "note:", "source:", "Chrome trace", "nsys "))]
         assert_rows_whole(table_lines, width, [names[k.name] for k in summary.kernels])
+
+
+def test_json_keeps_full_names_that_tables_shorten():
+    import json
+
+    from gpuprof.commands.ncu import to_dict
+
+    run = ncu_runs()["pytorch"]
+    data = json.loads(json.dumps(to_dict(run)))
+    full = {r.demangled_name for res in run.results for r in res.rows}
+    assert {k["name"] for k in data["kernels"]} == full
+    assert len(data["launches"]) == sum(len(res.rows) for res in run.results)
