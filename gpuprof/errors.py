@@ -54,3 +54,38 @@ class Interrupted(GpuprofError):
     """Ctrl-C: stopped cleanly after saving what was finished (exit 130)."""
 
     exit_code = 130
+
+
+class ToolFailed(EnvironmentProblem):
+    """An external tool (ncu, nsys, compute-sanitizer) reported a failure instead of results (exit 3).
+
+    `kind` names the failure for code that must decide on it (never a substring of the message);
+    `message` is the line the user reads.
+    """
+
+    kind = "tool_error"
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class CountersNotPermitted(ToolFailed):
+    """ERR_NVGPUCTRPERM: the profiler may not read the GPU's performance counters; nothing can be profiled."""
+
+    def __init__(self, said: str = "ERR_NVGPUCTRPERM", tool: str = "ncu") -> None:
+        super().__init__(
+            "counters_not_permitted",
+            f"{tool} may not read the GPU's performance counters (ERR_NVGPUCTRPERM); run as root, or set the "
+            "driver option NVreg_RestrictProfilingToAdminUsers=0 (see developer.nvidia.com/ERR_NVGPUCTRPERM)",
+        )
+        self.said = said
+
+
+class NoKernelsProfiled(ToolFailed):
+    """The profiler ran the program but its filter matched no kernel; lists the kernels it saw, if it printed any."""
+
+    def __init__(self, message: str, available_kernels: tuple[str, ...] | list[str] = ()) -> None:
+        self.available_kernels = tuple(available_kernels)
+        seen = f" (kernels seen: {', '.join(self.available_kernels[:8])})" if self.available_kernels else ""
+        super().__init__("no_kernels_profiled", f"{message}{seen}")

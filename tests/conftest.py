@@ -9,10 +9,19 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
+import os
+
 import pytest
+from hypothesis import settings
 from typer.testing import CliRunner
 
 from gpuprof.errors import EnvironmentProblem
+
+# Property tests are reproducible: the same examples on every run (no random seed, no example
+# database carried between runs). HYPOTHESIS_PROFILE=explore searches with fresh randomness.
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 pytest_plugins = ["pytester"]  # for the tests of gpuprof's own pytest plugin
 

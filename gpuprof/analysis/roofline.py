@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpuprof.analysis import ceilings
-from gpuprof.parsers.ncu_csv import NcuKernelRow
+from gpuprof.parsers.ncu_metrics import NcuKernelRow
 
 ROOF_PRECISIONS = ("fp32", "fp64", "tf32", "bf16", "fp16", "fp8")
 

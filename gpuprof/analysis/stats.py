@@ -45,3 +45,23 @@ def summarize(samples: Sequence[float]) -> Summary:
         p75_s=quantile(values, 0.75),
         rel_spread=robust_rel_spread(values),
     )
+
+
+def duration_stats(durations: Sequence[float], total_all: float) -> dict[str, float]:
+    """nsys-style summary of one name's durations (ns): share of `total_all`, total, mean, median,
+    min, max and the sample standard deviation (n - 1, as nsys prints it; 0 for one value)."""
+    if not durations:
+        raise ValueError("no durations to summarize")
+    values = sorted(durations)
+    total = math.fsum(values)
+    mean = total / len(values)
+    variance = math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1) if len(values) > 1 else 0.0
+    return {
+        "time_pct": round(100 * total / total_all, 1) if total_all else 0.0,
+        "total_ns": total,
+        "avg_ns": mean,
+        "med_ns": quantile(values, 0.5),
+        "min_ns": values[0],
+        "max_ns": values[-1],
+        "stddev_ns": math.sqrt(variance),
+    }

@@ -9,6 +9,7 @@ from gpuprof.cli import device as _device  # noqa: E402,F401
 from gpuprof.cli import kernels as _kernels  # noqa: E402,F401
 from gpuprof.cli import ncu as _ncu  # noqa: E402,F401
 from gpuprof.cli import nsys as _nsys  # noqa: E402,F401
+from gpuprof.cli import profile as _profile  # noqa: E402,F401
 from gpuprof.cli import run as _run  # noqa: E402,F401
 from gpuprof.cli import sanitize as _sanitize  # noqa: E402,F401
 from gpuprof.cli import show as _show  # noqa: E402,F401

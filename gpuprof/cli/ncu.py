@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -9,13 +10,24 @@ import typer
 from rich.markup import escape
 
 from gpuprof.analysis import roofline
+from gpuprof.analysis.kernel_summary import summarize_kernels
 from gpuprof.cli._app import app
 from gpuprof.cli._boundary import exit_on_error, fail
 from gpuprof.cli._options import AddOptions, Defines, Size, Variants, parse_defines
+from gpuprof.cli.nsys import CommandAfterDashes, command_after_dashes
 from gpuprof.commands.ncu import NcuRun, import_report, profile_command, profile_family
 from gpuprof.errors import UsageError
 from gpuprof.render.console import make_console
-from gpuprof.render.ncu_view import advice_table, kernels_table, roofline_table
+from gpuprof.render.kernel_names import short_names
+from gpuprof.render.ncu_view import (
+    kernel_points,
+    launches_table,
+    roofline_table,
+    rows_of,
+    summary_advice,
+    summary_table,
+    variant_advice,
+)
 from gpuprof.render.roofline_plot import save_roofline
 from gpuprof.tools.ncu import SECTIONS, NcuOptions
 from gpuprof.variants import catalog
@@ -23,9 +35,10 @@ from gpuprof.variants.sizes import parse_size
 from gpuprof.variants.user import add_to_family
 
 console = make_console()
+DEFAULT_PER_KERNEL = 3  # a whole program: the first 3 launches of each kernel configuration (TOOLS.md 1.2)
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@app.command(cls=CommandAfterDashes, context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def ncu(
     ctx: typer.Context,
     family: Annotated[Optional[str], typer.Argument(help="Kernel family; or '--' and a command to profile.")] = None,
@@ -47,6 +60,11 @@ def ncu(
     out: Annotated[Path, typer.Option("--out", help="Directory for the .ncu-rep reports and ncu logs.")] = Path("gpuprof-ncu"),
     plot: Annotated[Optional[Path], typer.Option("--plot", help="Also save the roofline as PNG or SVG here.")] = None,
     ncu_path: Annotated[Optional[str], typer.Option("--ncu", help="Path to ncu if it is not on PATH.")] = None,
+    per_launch: Annotated[bool, typer.Option("--per-launch", help="With '-- COMMAND' or --import: one row per launch instead of one per distinct kernel.")] = False,
+    launch_skip: Annotated[int, typer.Option("--launch-skip", help="With '-- COMMAND': skip this many launches first (warm-up); per kernel unless --launch-count is given.")] = 0,
+    launch_count: Annotated[Optional[int], typer.Option("--launch-count", help="With '-- COMMAND': profile at most this many matching launches in all.")] = None,
+    per_kernel: Annotated[int, typer.Option("--launches-per-kernel", help="With '-- COMMAND': profile the first N launches of each kernel launch configuration (0: every launch).")] = DEFAULT_PER_KERNEL,
+    wide: Annotated[bool, typer.Option("--wide", help="Full kernel names, every column and the full advice text.")] = False,
 ) -> None:
     """Profile each variant under Nsight Compute (only its own launches, by NVTX range) and explain it.
 
@@ -58,6 +76,8 @@ def ncu(
 
       gpuprof ncu --kernel 'gemm' -- python train.py
 
+      gpuprof ncu --launch-skip 2 --launches-per-kernel 1 -- python mlp.py   (skip 2 warm-ups of each)
+
       gpuprof ncu --import gpuprof-ncu/matmul_naive.ncu-rep
     """
     with exit_on_error():
@@ -68,12 +88,20 @@ def ncu(
                              sections=tuple(section) if section else (() if set_name else SECTIONS),
                              metrics=NcuOptions().metrics + extra_metrics, set_name=set_name,
                              nvtx_include=tuple(nvtx_include or ()), kernel_regex=kernel)
+        command = list(command_after_dashes(ctx))
         if import_path is not None:
             run = import_report(import_path, ncu_path)
+        elif command:
+            if family is not None or ctx.args:
+                raise UsageError(f"unexpected argument(s) {' '.join([family or '', *ctx.args]).strip()} before --; "
+                                 "give either a FAMILY or -- COMMAND")
+            run = profile_command(command, out, replace(options, **launch_filter(launch_skip, launch_count, per_kernel)),
+                                  ncu_path)
         elif ctx.args:
             if family is not None:
                 ctx.args.insert(0, family)
-            run = profile_command(list(ctx.args), out, options, ncu_path)
+            run = profile_command(list(ctx.args), out,
+                                  replace(options, **launch_filter(launch_skip, launch_count, per_kernel)), ncu_path)
         elif family is not None:
             fam = catalog.load_family(family)
             spec = AddOptions.spec(add, block, tile, grid, kernels_dir)
@@ -83,27 +111,43 @@ def ncu(
             fam.apply_defines(chosen, defines)
             added = {v.name: tuple(spec.cli_args()) for v in extra} if spec else {}
             run = profile_family(fam.name, [v.name for v in chosen], parse_size(fam, size), out, options, ncu_path,
-                                 defines, progress=lambda name: console.print(f"[dim]ncu: profiling {name}…[/]"),
+                                 defines, progress=lambda name: console.print(f"[dim]ncu: profiling {name}[/]"),
                                  added=added)
         else:
             raise UsageError("name a family (gpuprof ncu matmul), a command (gpuprof ncu -- python x.py) or --import REPORT")
-        _show(run, plot)
+        show(run, plot, per_launch=per_launch or run.family is not None, wide=wide)
 
 
-def _show(run: NcuRun, plot: Path | None) -> None:
-    console.print(kernels_table(run))
-    console.print(advice_table(run))
-    rows = [r for result in run.results for r in result.rows]
+def launch_filter(skip: int, count: int | None, per_kernel: int) -> dict:
+    """NcuOptions' launch filter: a global --launch-count wins; else the first N of each kernel."""
+    if skip < 0 or per_kernel < 0:
+        raise UsageError("--launch-skip and --launches-per-kernel must be 0 or more")
+    if count is not None:
+        return {"launch_skip": skip, "launch_count": count, "per_kernel": False}
+    return {"launch_skip": skip, "launch_count": per_kernel or None, "per_kernel": True}
+
+
+def show(run: NcuRun, plot: Path | None, per_launch: bool, wide: bool = False) -> None:
+    width = console.width
+    rows = rows_of(run)
+    if per_launch:
+        console.print(launches_table(run, width, wide))
+        console.print(variant_advice(run, full=wide))
+        points = [p for result in run.results if (p := roofline.point(result.label, result.rows))]
+    else:
+        console.print(summary_table(run, width, wide))
+        console.print(summary_advice(run, full=wide))
+        summaries = summarize_kernels(rows)
+        points = kernel_points(summaries, short_names([s.name for s in summaries]))
     roof = roofline.roof_from_rows(rows)
-    points = [p for result in run.results if (p := roofline.point(result.label, result.rows))]
     if roof and points:
-        console.print(roofline_table(points, roof))
+        console.print(roofline_table(points, roof, None if wide else width))
         if plot is not None:
             save_roofline(points, roof, plot, f"{run.family or 'ncu'} roofline ({roof.source})")
             console.print(f"roofline plot written to {plot}")
-    reports = [str(r.report) for r in run.results if r.report]
+    reports = list(dict.fromkeys(str(r.report) for r in run.results if r.report))
     if reports:
-        console.print(f"reports: {', '.join(reports)}")
+        console.print(f"reports: {', '.join(reports)}", soft_wrap=True)
     failed = [r for r in run.results if r.error]
     for r in failed:
         console.print(f"[red]{r.label}:[/] {escape(r.error or '')}")

@@ -22,7 +22,7 @@ console = make_console()
 _COMMAND = "gpuprof.nsys.command"
 
 
-class _CommandAfterDashes(TyperCommand):
+class CommandAfterDashes(TyperCommand):
     """Everything after the first `--` is the program to profile, verbatim (its own options included)."""
 
     def parse_args(self, ctx, args):
@@ -36,7 +36,11 @@ class _CommandAfterDashes(TyperCommand):
         return [*super().collect_usage_pieces(ctx), "[-- COMMAND [ARGS]...]"]
 
 
-@app.command(cls=_CommandAfterDashes, context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def command_after_dashes(ctx: typer.Context) -> tuple[str, ...]:
+    return ctx.meta.get(_COMMAND, ())
+
+
+@app.command(cls=CommandAfterDashes, context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def nsys(
     ctx: typer.Context,
     family: Annotated[str | None, typer.Argument(metavar="FAMILY", help="Kernel family, e.g. matmul (see `gpuprof list`). Or give -- COMMAND, or --import.")] = None,
@@ -49,6 +53,7 @@ def nsys(
     count: Annotated[int, typer.Option("--count", help="Launches of each variant.")] = nsys_profile.COUNT,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds each nsys run may take.")] = PROFILE_TIMEOUT_S,
     json_out: JsonOut = None,
+    wide: Annotated[bool, typer.Option("--wide", help="Full kernel names and every column, whatever the terminal width.")] = False,
 ) -> None:
     """Kernel, memcpy, CUDA API and NVTX range summaries from Nsight Systems (nsys profile, then nsys stats).
 
@@ -79,7 +84,7 @@ def nsys(
             nsys_profile.save_profile(result, json_out)
     if result.notice:
         err_console.print(f"[yellow]note:[/] {escape(result.notice)}")
-    console.print(render_profile(result))
+    console.print(render_profile(result, console.width, wide))
     if json_out is not None:
         console.print(f"summaries written to {json_out}")
     if result.failed:

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from gpuprof.errors import EnvironmentProblem, GpuprofError, InputError
+from gpuprof.errors import CountersNotPermitted, EnvironmentProblem, GpuprofError, InputError
 from gpuprof.parsers import ncu_csv
 from gpuprof.parsers.ncu_csv import NcuAdvice, NcuKernelRow
 from gpuprof.tools import ncu as ncu_tool
@@ -35,6 +35,7 @@ class NcuRun:
     clock_control: str
     results: list[NcuResult]
     reader: str  # "ncu_report module" or "ncu --import CSV"
+    launch_filter: str = ""  # which launches were profiled, in words ("" = all that matched)
 
 
 def profile_family(family: str, variants: list[str], size: dict[str, int], out_dir: Path,
@@ -58,9 +59,9 @@ def profile_family(family: str, variants: list[str], size: dict[str, int], out_d
                                           out_dir / f"{family}_{name}.log")
             rows, reader = read_report(report, tool)
             results.append(NcuResult(name, report, rows))
+        except CountersNotPermitted:
+            raise  # no variant can be profiled: stop with exit 3
         except GpuprofError as exc:
-            if "ERR_NVGPUCTRPERM" in exc.message:
-                raise  # no variant can be profiled: stop with exit 3
             results.append(NcuResult(name, None, error=exc.message))
     return NcuRun(family, options.clock_control, results, reader)
 
@@ -73,7 +74,7 @@ def profile_command(command: list[str], out_dir: Path, options: ncu_tool.NcuOpti
     report = ncu_tool.run_profile(ncu_tool.profile_argv(tool, options, base, command), base,
                                   out_dir / "command.log")
     rows, reader = read_report(report, tool)
-    return NcuRun(None, options.clock_control, group_rows(rows, report), reader)
+    return NcuRun(None, options.clock_control, group_rows(rows, report), reader, options.describe_filter())
 
 
 def import_report(report: Path, ncu: str | None = None) -> NcuRun:
@@ -102,7 +103,7 @@ def read_report(report: Path, ncu: str | None) -> tuple[list[NcuKernelRow], str]
     from gpuprof.parsers import ncu_rep
 
     try:
-        return ncu_rep.load_report(report), "ncu_report module"
+        return ncu_tool.read_report_isolated(report), "ncu_report module"
     except ncu_rep.NcuReportUnavailable:
         if ncu is None:
             raise EnvironmentProblem(
@@ -115,3 +116,19 @@ def read_report(report: Path, ncu: str | None) -> tuple[list[NcuKernelRow], str]
         by_id.setdefault(item.kernel_id, []).append(item)
     rows = [replace(row, advice=tuple(by_id.get(row.id, ()))) for row in raw]
     return rows, "ncu --import CSV"
+
+
+def to_dict(run: NcuRun) -> dict:
+    """The run as JSON-ready data, full kernel names: one entry per distinct kernel and per launch."""
+    from dataclasses import asdict
+
+    from gpuprof.analysis.kernel_summary import summarize_kernels
+
+    rows = [r for result in run.results for r in result.rows]
+    launches = [{"label": result.label, **{k: v for k, v in asdict(r).items() if k not in ("metrics", "units")}}
+                for result in run.results for r in result.rows]
+    kernels = [{k: v for k, v in asdict(s).items() if k != "rows"} for s in summarize_kernels(rows)]
+    return {"family": run.family, "clock_control": run.clock_control, "reader": run.reader,
+            "launch_filter": run.launch_filter, "kernels": kernels, "launches": launches,
+            "errors": {r.label: r.error for r in run.results if r.error},
+            "reports": sorted({str(r.report) for r in run.results if r.report})}

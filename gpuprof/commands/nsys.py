@@ -6,15 +6,16 @@ from __future__ import annotations
 import json
 import math
 import shutil
-import statistics
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from gpuprof.analysis.stats import duration_stats
 from gpuprof.errors import EnvironmentProblem, GpuprofError, InputError, ParseError, UsageError
 from gpuprof.parsers import nsys_stats as ns
+from gpuprof.parsers import nsys_sqlite, torch_trace
 from gpuprof.parsers.nsys_stats import (
     NsysApiSummary,
     NsysKernelSummary,
@@ -24,6 +25,7 @@ from gpuprof.parsers.nsys_stats import (
 )
 from gpuprof.progress import Progress
 from gpuprof.results import atomic_write_text
+from gpuprof.tools import _proc, torch_child
 from gpuprof.tools import nsys as tools
 from gpuprof.tools.target import LaunchTarget
 from gpuprof.variants import catalog
@@ -114,9 +116,11 @@ def profile(request: NsysRequest, progress: ProgressFn | None = None) -> NsysPro
         if request.nsys:
             raise
         if fam is None:
-            torch_profile_command(list(request.command), request.out_dir, missing=exc.message)
-        out = torch_profile_family(fam, variants, size, request.out_dir, count=request.count, progress=progress,
-                                   missing=exc.message)
+            out = torch_profile_command(list(request.command), request.out_dir, missing=exc.message,
+                                        timeout_s=request.timeout_s)
+        else:
+            out = torch_profile_family(fam, variants, size, request.out_dir, count=request.count,
+                                       progress=progress, missing=exc.message)
         return replace(out, notice="nsys was not found (PATH, --nsys, $CUDA_HOME, next to ncu); these summaries "
                                    "come from the PyTorch profiler (CUPTI) instead; install Nsight Systems or "
                                    "pass --nsys PATH for the nsys reports")
@@ -274,14 +278,14 @@ def importer_message(said: str) -> str:
 def sqlite_summary(path: Path) -> NsysSummary:
     """Kernel and NVTX range summaries computed from an `nsys export --type sqlite` file."""
     kernels: dict[str, list[float]] = {}
-    for k in ns.read_sqlite_kernels(path):
+    for k in nsys_sqlite.read_sqlite_kernels(path):
         kernels.setdefault(k.demangled_name, []).append(float(k.duration_ns))
     ranges: dict[tuple[str, str], list[float]] = {}
-    for e in ns.read_sqlite_nvtx(path):
+    for e in nsys_sqlite.read_sqlite_nvtx(path):
         if e.kind in ("push_pop", "start_end") and e.end_ns is not None and e.name is not None:
             style = "PushPop" if e.kind == "push_pop" else "StartEnd"
             ranges.setdefault((f"{e.domain or ''}:{e.name}", style), []).append(float(e.duration_ns))
-    info = ns.read_sqlite_export_info(path)
+    info = nsys_sqlite.read_sqlite_export_info(path)
     version = info.get("EXPORT_PRODUCT_VERSION")
     note = "memcpy and CUDA API summaries need nsys (nsys stats); this export was read directly"
     return NsysSummary(
@@ -295,19 +299,6 @@ def sqlite_summary(path: Path) -> NsysSummary:
     )
 
 
-def _stats(durations: list[float], total_all: float) -> dict[str, Any]:
-    total = math.fsum(durations)
-    return {
-        "time_pct": round(100 * total / total_all, 1) if total_all else 0.0,
-        "total_ns": total,
-        "avg_ns": total / len(durations),
-        "med_ns": float(statistics.median(durations)),
-        "min_ns": min(durations),
-        "max_ns": max(durations),
-        "stddev_ns": statistics.stdev(durations) if len(durations) > 1 else 0.0,  # sample stddev, as nsys
-    }
-
-
 def _by_total(groups: dict[Any, list[float]]) -> tuple[list[tuple[Any, list[float]]], float]:
     items = sorted(groups.items(), key=lambda kv: -math.fsum(kv[1]))
     return items, math.fsum(math.fsum(d) for _, d in items)
@@ -315,17 +306,17 @@ def _by_total(groups: dict[Any, list[float]]) -> tuple[list[tuple[Any, list[floa
 
 def kernel_summaries(groups: dict[str, list[float]]) -> tuple[NsysKernelSummary, ...]:
     items, total = _by_total(groups)
-    return tuple(NsysKernelSummary(name=k, instances=len(d), **_stats(d, total)) for k, d in items)
+    return tuple(NsysKernelSummary(name=k, instances=len(d), **duration_stats(d, total)) for k, d in items)
 
 
 def memcpy_summaries(groups: dict[str, list[float]]) -> tuple[NsysMemTimeSummary, ...]:
     items, total = _by_total(groups)
-    return tuple(NsysMemTimeSummary(operation=k, count=len(d), **_stats(d, total)) for k, d in items)
+    return tuple(NsysMemTimeSummary(operation=k, count=len(d), **duration_stats(d, total)) for k, d in items)
 
 
 def api_summaries(groups: dict[str, list[float]]) -> tuple[NsysApiSummary, ...]:
     items, total = _by_total(groups)
-    return tuple(NsysApiSummary(name=k, num_calls=len(d), **_stats(d, total)) for k, d in items)
+    return tuple(NsysApiSummary(name=k, num_calls=len(d), **duration_stats(d, total)) for k, d in items)
 
 
 def nvtx_summaries(groups: dict[tuple[str, str], list[float]]) -> tuple[NsysNvtxSummary, ...]:
@@ -334,7 +325,7 @@ def nvtx_summaries(groups: dict[tuple[str, str], list[float]]) -> tuple[NsysNvtx
     for (rng, style), d in items:
         domain, _, name = rng.partition(":")
         out.append(NsysNvtxSummary(range=rng, domain=domain or None, name=name, style=style,
-                                   instances=len(d), **_stats(d, total)))
+                                   instances=len(d), **duration_stats(d, total)))
     return tuple(out)
 
 
@@ -367,10 +358,28 @@ def torch_profile_family(family: Family, variants: list[Variant], size: dict[str
                        family=family.name, size=dict(size))
 
 
-def torch_profile_command(argv: list[str], out_dir: Path, *, missing: str = "nsys was not found") -> NsysProfile:
-    """A command is another process, which the in-process PyTorch profiler cannot watch: always refused."""
-    raise EnvironmentProblem(f"{missing}; it is needed for -- {' '.join(argv)}: the PyTorch-profiler fallback "
-                             "works only for families (gpuprof nsys FAMILY)")
+def torch_profile_command(argv: list[str], out_dir: Path, *, missing: str = "nsys was not found",
+                          timeout_s: float = tools.PROFILE_TIMEOUT_S) -> NsysProfile:
+    """A Python program run under the PyTorch profiler in a child (tools/torch_child.py); others need nsys."""
+    if not torch_child.is_python_command(argv):
+        raise EnvironmentProblem(f"{missing}; it is needed for -- {' '.join(argv)}: the PyTorch-profiler fallback "
+                                 "runs only Python programs (-- python script.py, -- python -m module) and families")
+    prepare_out_dir(out_dir)
+    trace = out_dir / f"command-{Path(argv[1] if argv[1] != '-m' else argv[2]).stem}.trace.json"
+    done = _proc.run(torch_child.child_argv(argv, trace), timeout_s=timeout_s, env=torch_child.child_env())
+    if done.returncode == torch_child.NO_TORCH_EXIT:
+        raise EnvironmentProblem(f"{missing}; and PyTorch, the fallback profiler, is not installed in {argv[0]} "
+                                 "(pip install torch)")
+    label = " ".join(argv)
+    if not trace.is_file():
+        tail = " ".join(done.stderr.strip().splitlines()[-2:])[-300:]
+        return NsysProfile("torch", "torch.profiler (CUPTI)", out_dir, (NsysSummary(
+            label, error=f"the program exited with code {done.returncode} before a trace was written: {tail}"),),
+            command=tuple(argv))
+    summary = trace_summary(trace, label)
+    if done.returncode != 0:
+        summary = replace(summary, error=f"the profiled program exited with code {done.returncode}")
+    return NsysProfile("torch", "torch.profiler (CUPTI)", out_dir, (summary,), command=tuple(argv))
 
 
 def _torch_version(missing: str) -> str:
@@ -401,43 +410,16 @@ def record_torch_trace(run: Callable[[], None], trace: Path, ranges: tuple[str, 
     return trace
 
 
-_TRACE_KINDS = {
-    "kernel": "kernels",
-    "gpu_memcpy": "memcpy",
-    "gpu_memset": "memcpy",
-    "cuda_runtime": "api",
-    "cuda_driver": "api",
-    "user_annotation": "ranges",
-}
-
-
 def trace_summary(trace: Path, label: str) -> NsysSummary:
-    """nsys-shaped summaries from a torch.profiler Chrome trace (complete events; times in µs)."""
-    try:
-        data = json.loads(trace.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ParseError(trace, "file", f"cannot read: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise ParseError(trace, f"line {exc.lineno}", f"not JSON ({exc.msg})") from None
-    events = data.get("traceEvents") if isinstance(data, dict) else data
-    if not isinstance(events, list):
-        raise ParseError(trace, "traceEvents", "expected a list of trace events")
-    groups: dict[str, dict[Any, list[float]]] = {k: {} for k in set(_TRACE_KINDS.values())}
-    for i, e in enumerate(events):
-        if not isinstance(e, dict) or e.get("ph") != "X" or e.get("cat") not in _TRACE_KINDS:
-            continue
-        dur = e.get("dur")
-        if not isinstance(dur, (int, float)) or not math.isfinite(dur) or dur < 0:
-            raise ParseError(trace, f"traceEvents[{i}] ({e.get('name')!r})", f"expected a duration, got {dur!r}")
-        kind = _TRACE_KINDS[e["cat"]]
-        key = (f":{e.get('name')}", "PushPop") if kind == "ranges" else str(e.get("name"))
-        groups[kind].setdefault(key, []).append(round(dur * 1000.0, 3))
-    notes = ["ranges are torch.profiler record_function ranges around the launches (family -> variant)"]
-    if not groups["kernels"]:
+    """nsys-shaped summaries from a torch.profiler Chrome trace (parsers.torch_trace reads it)."""
+    read = torch_trace.read_trace(trace)
+    ranges = {(f":{name}", "PushPop"): d for name, d in read.ranges.items()}
+    notes = ["ranges are torch.profiler record_function ranges (gpuprof's: family -> variant)"]
+    if not read.kernels:
         notes.insert(0, "the PyTorch profiler recorded no CUDA kernels (is CUPTI usable here?)")
-    return NsysSummary(label, kernels=kernel_summaries(groups["kernels"]), memcpy=memcpy_summaries(groups["memcpy"]),
-                       api=api_summaries(groups["api"]), nvtx=nvtx_summaries(groups["ranges"]),
-                       notes=tuple(notes), artifacts=(trace,))
+    return NsysSummary(label, kernels=kernel_summaries(read.kernels), memcpy=memcpy_summaries(read.memcpy),
+                       api=api_summaries(read.api), nvtx=nvtx_summaries(ranges), notes=tuple(notes),
+                       artifacts=(trace,))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import re
+import sys
+from dataclasses import asdict
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from gpuprof.errors import ParseError
-from gpuprof.parsers.ncu_csv import NcuAdvice, NcuKernelRow, row_from_metrics, to_base_unit
+from gpuprof.parsers.ncu_metrics import NcuAdvice, NcuKernelRow, row_from_metrics, to_base_unit
 
 
 class NcuReportUnavailable(ImportError):
@@ -141,3 +144,43 @@ def render_markup(message: str) -> str:
         return body.rsplit(":", 1)[-1]
 
     return re.sub(r"@(\w+):([^@]*)@", one, message)
+
+
+# ---------------------------------------------------------------------------------------------
+# The child process: ncu_report can abort the interpreter (a protobuf check failure on a corrupt
+# report ends the process with SIGABRT), so gpuprof reads reports in `python -m gpuprof.parsers.ncu_rep`
+# and gets the rows back as JSON. tools.ncu.read_report_isolated starts it and maps its exit.
+
+CHILD_OK, CHILD_PARSE_ERROR, CHILD_UNAVAILABLE = 0, 2, 3
+
+
+def rows_to_json(rows: list[NcuKernelRow]) -> str:
+    return json.dumps([asdict(r) for r in rows])
+
+
+def rows_from_json(text: str) -> list[NcuKernelRow]:
+    out = []
+    for d in json.loads(text):
+        d["advice"] = tuple(NcuAdvice(**a) for a in d["advice"])
+        for key in ("block", "grid"):
+            d[key] = None if d[key] is None else tuple(d[key])
+        d["nvtx_ranges"] = tuple(d["nvtx_ranges"])
+        out.append(NcuKernelRow(**d))
+    return out
+
+
+def main(argv: list[str]) -> int:
+    try:
+        rows = load_report(argv[0])
+    except NcuReportUnavailable as exc:
+        print(exc, file=sys.stderr)
+        return CHILD_UNAVAILABLE
+    except ParseError as exc:
+        print(exc.message, file=sys.stderr)
+        return CHILD_PARSE_ERROR
+    sys.stdout.write(rows_to_json(rows))
+    return CHILD_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,22 +1,18 @@
-"""`nsys stats` output (csv, column, json) and `nsys export` SQLite files -> typed nsys records."""
+"""`nsys stats --format csv` output -> typed records of the four reports gpuprof asks for (SQLite: nsys_sqlite)."""
 
 from __future__ import annotations
 
 import csv
-import itertools
-import json
 import math
 import re
-import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
-from gpuprof.errors import ParseError
+from gpuprof.errors import ParseError, ToolFailed
 
 
-class NsysToolError(Exception):
+class NsysToolError(ToolFailed):
     """nsys reported a failure rather than data.
 
     kind: "importer_failed" (QdstrmImporter could not run: no .nsys-rep), "no_report_generated",
@@ -34,11 +30,6 @@ class NsysToolError(Exception):
         "no_data",
         "report_missing",
     )
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
 
 
 # ---------------------------------------------------------------------------------------------
@@ -96,25 +87,6 @@ class NsysNvtxSummary:
 
 
 @dataclass(frozen=True)
-class NsysNvtxKernelSummary:
-    """nvtx_kern_sum row; kernels outside any range have range None."""
-
-    range: str | None
-    style: str | None
-    pid: int | None
-    tid: int | None
-    nvtx_instances: int
-    kernel_instances: int
-    total_ns: float
-    avg_ns: float
-    med_ns: float | None  # absent in old (2021-22) nsys CSVs
-    min_ns: float
-    max_ns: float
-    stddev_ns: float | None
-    kernel_name: str
-
-
-@dataclass(frozen=True)
 class NsysMemTimeSummary:
     """cuda_gpu_mem_time_sum row."""
 
@@ -130,47 +102,6 @@ class NsysMemTimeSummary:
 
 
 @dataclass(frozen=True)
-class NsysMemSizeSummary:
-    """cuda_gpu_mem_size_sum row (nsys prints MB = 10^6 bytes, rounded to 3 decimals)."""
-
-    operation: str
-    total_bytes: float
-    count: int
-    avg_bytes: float
-    med_bytes: float | None
-    min_bytes: float
-    max_bytes: float
-    stddev_bytes: float | None
-
-
-@dataclass(frozen=True)
-class NsysGpuTraceRow:
-    """cuda_gpu_trace row: a kernel (grid/block set) or a memcpy/memset (bytes set)."""
-
-    start_ns: float
-    duration_ns: float
-    correlation_id: int | None
-    grid: tuple[int, int, int] | None
-    block: tuple[int, int, int] | None
-    registers_per_thread: int | None
-    static_smem_bytes: float | None
-    dynamic_smem_bytes: float | None
-    bytes: float | None
-    throughput_bytes_per_s: float | None
-    src_mem_kind: str | None
-    dst_mem_kind: str | None
-    device: str | None
-    context: int | None
-    green_context: int | None
-    stream: int | None
-    name: str
-
-    @property
-    def is_kernel(self) -> bool:
-        return self.grid is not None
-
-
-@dataclass(frozen=True)
 class NsysReport:
     """One table of the output. `records` are typed for the known reports, empty otherwise."""
 
@@ -179,7 +110,7 @@ class NsysReport:
     rows: tuple[tuple[str, ...], ...] = field(repr=False)
     records: tuple[Any, ...] = field(default=(), repr=False)
     args: str | None = None  # "base", "mangled", "nvtx-name" ... when the report was given arguments
-    format: str = "csv"  # "csv", "column", "json"
+    format: str = "csv"
 
 
 @dataclass(frozen=True)
@@ -267,11 +198,10 @@ _PROCESSING = re.compile(r"Processing \[[^\]]*\] with \[([^\]]*)\](?:\(([^)]*)\)
 _EXECUTING = re.compile(r"Executing '([^']+)' stats report")
 _TITLE = re.compile(r"\*\* .*\((\w+)\):\s*$")
 _SKIPPED = re.compile(r"SKIPPED: .*")
-_DASHES = re.compile(r"\s*-+(?:\s+-+)*\s*")
 
 
 def parse_stats(text: str, path: str | Path | None = None) -> NsysStats:
-    """Parse `nsys stats` stdout or a `--output <base>` file: any number of csv/column/json tables."""
+    """Parse `nsys stats --format csv` stdout or a `--output <base>` file: any number of tables."""
     if not isinstance(text, str):
         raise ParseError(path, "input", f"expected text, got {type(text).__name__}")
     check_messages(text)
@@ -292,11 +222,7 @@ def parse_stats(text: str, path: str | Path | None = None) -> NsysStats:
             skipped.append(NsysSkipped(context[0], s))
             i += 1
             continue
-        if s == "[" or s.startswith("[{"):
-            i = _json_block(lines, i, context, reports, path)
-        elif s and i + 1 < len(lines) and _DASHES.fullmatch(lines[i + 1]) and lines[i + 1].count(" -") >= 2:
-            i = _column_block(lines, i, context, reports, path)
-        elif "," in s and (fresh and context[0] or _shape(_canon(next(csv.reader([s])))) is not None):
+        if "," in s and (fresh and context[0] or _shape(_canon(next(csv.reader([s])))) is not None):
             i = _csv_block(lines, i, context, reports, path)
         else:
             i += 1
@@ -308,7 +234,7 @@ def parse_stats(text: str, path: str | Path | None = None) -> NsysStats:
         raise ParseError(
             path,
             "input",
-            "no nsys stats table found; known formats: csv, column, json of " + ", ".join(sorted(_BUILDERS)),
+            "no nsys stats table found (gpuprof reads `nsys stats --format csv`) of " + ", ".join(sorted(_BUILDERS)),
         )
     return NsysStats(tuple(reports), tuple(skipped))
 
@@ -323,16 +249,12 @@ def load_stats(path: str | Path) -> NsysStats:
 
 
 def parse_kern_sum(text: str, path: str | Path | None = None) -> list[NsysKernelSummary]:
-    """Rows of the first cuda_gpu_kern_sum (or cuda_gpu_kern_gb_sum) table."""
-    stats = parse_stats(text, path)
-    for r in stats.reports:
-        if r.name in ("cuda_gpu_kern_sum", "cuda_gpu_kern_gb_sum"):
-            return list(r.records)
-    return list(stats.report("cuda_gpu_kern_sum").records)
+    """Rows of the first cuda_gpu_kern_sum table."""
+    return list(parse_stats(text, path).report("cuda_gpu_kern_sum").records)
 
 
 def parse_report(text: str, report: str, path: str | Path | None = None) -> list[Any]:
-    """Typed rows of the first table of `report` (e.g. "nvtx_sum", "cuda_gpu_trace")."""
+    """Typed rows of the first table of `report` (e.g. "nvtx_sum")."""
     return list(parse_stats(text, path).report(report).records)
 
 
@@ -371,41 +293,6 @@ def _csv_block(lines: list[str], i: int, context: tuple, reports: list, path: An
     return i
 
 
-def _column_block(lines: list[str], i: int, context: tuple, reports: list, path: Any) -> int:
-    dash = lines[i + 1]
-    spans = [(m.start(), m.end()) for m in re.finditer(r"-+", dash)]
-    # Cells may spill one character past a dash run when centred; cut half-way between runs.
-    cuts = [0] + [(a_end + b_start) // 2 for (_, a_end), (b_start, _) in itertools.pairwise(spans)] + [None]
-    bounds = list(itertools.pairwise(cuts))
-
-    def cells(line: str) -> list[str]:
-        return [line[a:b].strip() for a, b in bounds]
-
-    header = cells(lines[i])
-    start = i
-    i += 2
-    body = []
-    while i < len(lines) and lines[i].strip():
-        body.append(cells(lines[i]))
-        i += 1
-    reports.append(_report(header, body, context, "column", start + 3, path))
-    return i
-
-
-def _json_block(lines: list[str], i: int, context: tuple, reports: list, path: Any) -> int:
-    rest = "\n".join(lines[i:])
-    try:
-        data, end = json.JSONDecoder().raw_decode(rest)
-    except json.JSONDecodeError as exc:
-        raise ParseError(path, f"line {i + 1 + exc.lineno - 1}", f"malformed JSON ({exc.msg}); truncated?") from None
-    if not isinstance(data, list) or not all(isinstance(d, dict) for d in data):
-        raise ParseError(path, f"line {i + 1}", "expected a JSON array of objects")
-    header = list(data[0]) if data else []
-    body = [["" if d.get(k) is None else str(d.get(k)) for k in header] for d in data]
-    reports.append(_report(header, body, context, "json", i + 2, path))
-    return i + rest[:end].count("\n") + 1
-
-
 def _report(header: list[str], body: list[list[str]], context: tuple, fmt: str, lineno: int, path: Any) -> NsysReport:
     """Build one table; `lineno` is the (1-based) line of its first data row."""
     canon = _canon(header)
@@ -414,7 +301,7 @@ def _report(header: list[str], body: list[list[str]], context: tuple, fmt: str, 
     if shape is None and name in _BUILDERS:
         raise ParseError(path, f"line {lineno - 1}", f"header of {name} not recognised: {header[:4]!r}")
     records: tuple = ()
-    if shape is not None:
+    if shape is not None and name in _BUILDERS:  # a report gpuprof did not ask for stays untyped
         build = _BUILDERS[shape]
         records = tuple(build(_Row(canon, cells, f"line {lineno + k}", path)) for k, cells in enumerate(body))
     return NsysReport(name, tuple(header), tuple(tuple(r) for r in body), records, context[1], fmt)
@@ -452,15 +339,10 @@ def _shape(canon: dict[str, tuple[int, str]]) -> str | None:
 
 
 _SHAPES = (
-    ("cuda_gpu_trace", {"start", "duration", "name"}),
-    ("nvtx_kern_sum", {"nvtx range", "kernel name", "total time"}),
-    ("nvtx_gpu_proj_sum", {"range", "total proj time"}),
-    ("cuda_gpu_kern_gb_sum", {"total time", "instances", "gridxyz", "blockxyz", "name"}),
     ("cuda_gpu_kern_sum", {"total time", "instances", "avg", "name"}),
     ("nvtx_sum", {"total time", "instances", "range"}),
     ("cuda_api_sum", {"total time", "num calls", "avg", "name"}),
     ("cuda_gpu_mem_time_sum", {"total time", "count", "operation"}),
-    ("cuda_gpu_mem_size_sum", {"total", "count", "operation"}),
 )
 _KNOWN_REPORTS = sorted({name for name, _ in _SHAPES} | {"osrt_sum"}, key=len, reverse=True)
 
@@ -580,20 +462,6 @@ def _nvtx(r: _Row) -> NsysNvtxSummary:
     )  # type: ignore[arg-type]
 
 
-def _nvtx_kern(r: _Row) -> NsysNvtxKernelSummary:
-    return NsysNvtxKernelSummary(
-        range=r.text("nvtx range"),
-        style=r.text("style"),
-        pid=r.int("pid", False),
-        tid=r.int("tid", False),
-        nvtx_instances=r.int("nvtx inst"),
-        kernel_instances=r.int("kern inst"),
-        total_ns=r.num("total time"),
-        **r.stats(),
-        kernel_name=r.name("kernel name"),
-    )  # type: ignore[arg-type]
-
-
 def _mem_time(r: _Row) -> NsysMemTimeSummary:
     return NsysMemTimeSummary(
         operation=r.name("operation"),
@@ -604,233 +472,11 @@ def _mem_time(r: _Row) -> NsysMemTimeSummary:
     )  # type: ignore[arg-type]
 
 
-def _mem_size(r: _Row) -> NsysMemSizeSummary:
-    return NsysMemSizeSummary(
-        operation=r.name("operation"),
-        total_bytes=r.num("total"),
-        count=r.int("count"),
-        **r.stats("_bytes"),
-    )  # type: ignore[arg-type]
-
-
-def _trace(r: _Row) -> NsysGpuTraceRow:
-    return NsysGpuTraceRow(
-        start_ns=r.num("start"),
-        duration_ns=r.num("duration"),
-        correlation_id=r.int("corrid", False),
-        grid=r.xyz("grd"),
-        block=r.xyz("blk"),
-        registers_per_thread=r.int("reg/trd", False),
-        static_smem_bytes=r.num("stcsmem", False),
-        dynamic_smem_bytes=r.num("dymsmem", False),
-        bytes=r.num("bytes", False),
-        throughput_bytes_per_s=r.num("throughput", False),
-        src_mem_kind=r.text("srcmemkd"),
-        dst_mem_kind=r.text("dstmemkd"),
-        device=r.text("device"),
-        context=r.int("ctx", False),
-        green_context=r.int("greenctx", False),
-        stream=r.int("strm", False),
-        name=r.name("name"),
-    )  # type: ignore[arg-type]
-
-
-def _generic(r: _Row) -> tuple[str, ...]:
-    return tuple(r.cells)
-
-
+# The reports gpuprof asks `nsys stats` for (tools/nsys.py REPORTS); other tables are kept untyped.
+REPORT_NAMES = ("cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_api_sum", "nvtx_sum")
 _BUILDERS = {
     "cuda_gpu_kern_sum": _kern,
-    "cuda_gpu_kern_gb_sum": _kern,
     "cuda_api_sum": _api,
     "nvtx_sum": _nvtx,
-    "nvtx_kern_sum": _nvtx_kern,
-    "nvtx_gpu_proj_sum": _generic,
     "cuda_gpu_mem_time_sum": _mem_time,
-    "cuda_gpu_mem_size_sum": _mem_size,
-    "cuda_gpu_trace": _trace,
 }
-
-
-# ---------------------------------------------------------------------------------------------
-# SQLite export
-
-
-@dataclass(frozen=True)
-class NsysKernelLaunch:
-    """One row of CUPTI_ACTIVITY_KIND_KERNEL with its names resolved."""
-
-    start_ns: int
-    end_ns: int
-    device_id: int
-    context_id: int | None
-    stream_id: int
-    correlation_id: int
-    grid: tuple[int, int, int]
-    block: tuple[int, int, int]
-    registers_per_thread: int | None
-    static_shared_mem_bytes: int | None
-    dynamic_shared_mem_bytes: int | None
-    demangled_name: str
-    short_name: str
-    mangled_name: str | None
-
-    @property
-    def duration_ns(self) -> int:
-        return self.end_ns - self.start_ns
-
-
-@dataclass(frozen=True)
-class NsysNvtxEvent:
-    """One NVTX range or mark of NVTX_EVENTS; end_ns is None for marks and unclosed ranges."""
-
-    start_ns: int
-    end_ns: int | None
-    event_type: int
-    kind: str  # "push_pop", "start_end", "mark", "domain_create", "other"
-    name: str | None
-    domain: str | None  # None = default domain
-    domain_id: int
-    global_tid: int | None
-
-    @property
-    def duration_ns(self) -> int | None:
-        return None if self.end_ns is None else self.end_ns - self.start_ns
-
-    @property
-    def pid(self) -> int | None:
-        return None if self.global_tid is None else (self.global_tid >> 24) & 0xFFFFFF
-
-    @property
-    def tid(self) -> int | None:
-        return None if self.global_tid is None else self.global_tid & 0xFFFFFF
-
-
-_NVTX_KIND = {
-    59: "push_pop",
-    70: "push_pop",
-    60: "start_end",
-    71: "start_end",
-    34: "mark",
-    65: "mark",
-    75: "domain_create",
-}
-
-_KERNEL_SQL = """
-SELECT k.start, k.end, k.deviceId, k.contextId, k.streamId, k.correlationId,
-       k.gridX, k.gridY, k.gridZ, k.blockX, k.blockY, k.blockZ, k.registersPerThread,
-       k.staticSharedMemory, k.dynamicSharedMemory, d.value, s.value, m.value
-FROM CUPTI_ACTIVITY_KIND_KERNEL k
-LEFT JOIN StringIds d ON d.id = k.demangledName
-LEFT JOIN StringIds s ON s.id = k.shortName
-LEFT JOIN StringIds m ON m.id = k.mangledName
-ORDER BY k.start
-"""
-_NVTX_SQL = """
-SELECT n.start, n.end, n.eventType, COALESCE({name}, n.text), n.domainId, n.globalTid
-FROM NVTX_EVENTS n {join}
-ORDER BY n.start
-"""
-
-
-def read_sqlite_kernels(path: str | Path) -> list[NsysKernelLaunch]:
-    """Kernel launches of an `nsys export --type sqlite` file, by start time ([] if none were traced)."""
-    with _connect(path) as db:
-        if not _has_table(db, path, "CUPTI_ACTIVITY_KIND_KERNEL"):
-            return []
-        if not _has_table(db, path, "StringIds"):
-            raise ParseError(path, "table StringIds", "missing; kernel names cannot be resolved")
-        rows = _query(db, path, _KERNEL_SQL)
-    out = []
-    for r in rows:
-        if not all(isinstance(v, int) for v in r[:3] + r[4:12]) or not isinstance(r[15], str):
-            raise ParseError(path, f"kernel correlationId {r[5]}", "missing or non-integer fields, or no name")
-        out.append(
-            NsysKernelLaunch(
-                start_ns=r[0],
-                end_ns=r[1],
-                device_id=r[2],
-                context_id=r[3],
-                stream_id=r[4],
-                correlation_id=r[5],
-                grid=(r[6], r[7], r[8]),
-                block=(r[9], r[10], r[11]),
-                registers_per_thread=r[12],
-                static_shared_mem_bytes=r[13],
-                dynamic_shared_mem_bytes=r[14],
-                demangled_name=r[15],
-                short_name=r[16] if r[16] is not None else r[15],
-                mangled_name=r[17],
-            )
-        )
-    return out
-
-
-def read_sqlite_nvtx(path: str | Path) -> list[NsysNvtxEvent]:
-    """NVTX events (ranges, marks, domain creations) by start time; names from text or StringIds."""
-    with _connect(path) as db:
-        if not _has_table(db, path, "NVTX_EVENTS"):
-            return []
-        strings = _has_table(db, path, "StringIds")
-        sql = _NVTX_SQL.format(
-            name="sid.value" if strings else "NULL",
-            join="LEFT JOIN StringIds sid ON sid.id = n.textId" if strings else "",
-        )
-        rows = _query(db, path, sql)
-    for r in rows:
-        if not isinstance(r[0], int) or not isinstance(r[1], (int, type(None))) or not isinstance(r[2], int):
-            raise ParseError(path, f"NVTX event at {r[0]!r}", "missing or non-integer start/end/eventType")
-    domains = {r[4]: r[3] for r in rows if r[2] == 75}
-    return [
-        NsysNvtxEvent(
-            start_ns=r[0],
-            end_ns=r[1],
-            event_type=r[2],
-            kind=_NVTX_KIND.get(r[2], "other"),
-            name=None if r[3] is None else str(r[3]),
-            domain=None if r[4] in (0, None) else str(domains.get(r[4], r[4])),
-            domain_id=r[4] or 0,
-            global_tid=r[5],
-        )
-        for r in rows
-    ]
-
-
-def read_sqlite_export_info(path: str | Path) -> dict[str, str]:
-    """META_DATA_EXPORT as a dict (EXPORT_PRODUCT_VERSION, EXPORT_SCHEMA_VERSION, ...); {} if absent."""
-    with _connect(path) as db:
-        if not _has_table(db, path, "META_DATA_EXPORT"):
-            return {}
-        return {str(k): str(v) for k, v in _query(db, path, "SELECT name, value FROM META_DATA_EXPORT")}
-
-
-class _connect:
-    """Read-only connection that turns sqlite errors into ParseError and always closes."""
-
-    def __init__(self, path: str | Path) -> None:
-        self.path = path
-
-    def __enter__(self) -> sqlite3.Connection:
-        p = Path(self.path)
-        if not p.is_file():
-            raise ParseError(self.path, "file", "no such SQLite file")
-        try:
-            self.db = sqlite3.connect(f"file:{quote(str(p.resolve()))}?mode=ro", uri=True)
-        except sqlite3.Error as exc:
-            raise ParseError(self.path, "file", f"cannot open as SQLite: {exc}") from None
-        return self.db
-
-    def __exit__(self, *exc: object) -> None:
-        self.db.close()
-
-
-def _query(db: sqlite3.Connection, path: str | Path, sql: str) -> list[tuple]:
-    try:
-        return db.execute(sql).fetchall()
-    except (sqlite3.Error, UnicodeDecodeError) as exc:  # a damaged file can hold undecodable text
-        raise ParseError(path, "query", f"not an nsys export this parser knows ({exc})") from None
-
-
-def _has_table(db: sqlite3.Connection, path: str | Path, name: str) -> bool:
-    rows = _query(db, path, f"SELECT 1 FROM sqlite_master WHERE type='table' AND name='{name}'")
-    return bool(rows)

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuprof.errors import ParseError
+from gpuprof.errors import ParseError, ToolFailed
 
 KINDS = (
     "invalid_read",
@@ -23,13 +23,8 @@ KINDS = (
 TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
 
 
-class SanitizerToolError(Exception):
-    """compute-sanitizer refused to run (bad option: exit 255, usage text, message on stderr)."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind  # "invalid_option"
-        self.message = message
+class SanitizerToolError(ToolFailed):
+    """compute-sanitizer refused to run (bad option: exit 255, usage text, message on stderr); kind "invalid_option"."""
 
 
 @dataclass(frozen=True)

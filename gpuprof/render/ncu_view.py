@@ -1,12 +1,21 @@
-"""ncu rows -> Rich tables: one row per kernel, rule advice per variant, and the roofline points."""
+"""ncu rows -> Rich tables that fit the terminal: one row per distinct kernel (or per launch), the
+rules' advice as a list under the table, and the roofline points."""
 
 from __future__ import annotations
 
-from rich.table import Table
+from rich.console import Group
+from rich.text import Text
 
+from gpuprof.analysis.kernel_summary import KernelSummary, summarize_kernels
 from gpuprof.analysis.roofline import Point, Roof
 from gpuprof.commands.ncu import NcuRun
+from gpuprof.parsers.ncu_metrics import NcuAdvice, NcuKernelRow
 from gpuprof.render import units
+from gpuprof.render.fit import Column, fitted_table
+from gpuprof.render.kernel_names import short_names
+
+# Occupancy limiters as the table prints them (launch__occupancy_limit_<name>).
+LIMITER_WORDS = {"registers": "regs", "shared_mem": "smem", "warps": "warps", "blocks": "blocks", "barriers": "barriers"}
 
 
 def _num(value: float | None, fmt: str = "{:.1f}") -> str:
@@ -26,62 +35,130 @@ def _dims(d: tuple[int, int, int] | None) -> str:
     return "-" if d is None else "x".join(str(x) for x in d if x != 1) or "1"
 
 
-def kernels_table(run: NcuRun) -> Table:
-    title = f"{run.family or 'ncu'}: Nsight Compute, --clock-control {run.clock_control} (report read by {run.reader})"
-    table = Table(title=title, title_justify="left")
-    for head in ("variant", "kernel", "duration", "SM %", "mem %", "DRAM %", "occupancy ach/theo", "limiter",
-                 "regs", "smem/block", "grid", "block", "DRAM bytes", "FLOP", "FLOP/B"):
-        table.add_column(head, justify="left" if head in ("variant", "kernel", "limiter") else "right")
+def _ns(value: float | None) -> str:
+    return units.seconds(value * 1e-9 if value is not None else None)
+
+
+def limiter_text(limiter: str | None) -> str:
+    return "-" if not limiter else "+".join(LIMITER_WORDS.get(part, part) for part in limiter.split("+"))
+
+
+def _occupancy(achieved: float | None, theoretical: float | None) -> str:
+    return f"{_num(achieved, '{:.0f}')}/{_num(theoretical, '{:.0f}')}"
+
+
+def kernel_label(names: dict[str, str], full_name: str, wide: bool) -> str:
+    return full_name if wide else names[full_name]
+
+
+def _title(run: NcuRun, what: str) -> str:
+    filtered = f"; {run.launch_filter}" if run.launch_filter else ""
+    return f"{run.family or 'ncu'}: {what} (Nsight Compute, --clock-control {run.clock_control}{filtered})"
+
+
+_CAPTION = ("kernel: name stem (full names: --wide, --json); occupancy: achieved/theoretical %; "
+            "SM/mem %: of peak sustained (SpeedOfLight); limiter: what caps blocks per SM")
+
+
+def summary_table(run: NcuRun, width: int | None, wide: bool = False):
+    """One row per distinct kernel, largest total time first."""
+    summaries = summarize_kernels(r for result in run.results for r in result.rows)
+    names = short_names([s.name for s in summaries])
+    columns = [Column("kernel", 0, "left"), Column("NVTX range", 3, "left"), Column("launches", 0),
+               Column("total", 0), Column("mean", 4), Column("share", 0), Column("regs", 5),
+               Column("occupancy", 2), Column("SM %", 1), Column("mem %", 1), Column("limiter", 2, "left")]
+    rows = [[kernel_label(names, s.name, wide), s.nvtx_range or "-", str(s.launches), _ns(s.total_ns),
+             _ns(s.mean_ns), f"{s.share_pct:.1f} %", _num(s.registers, "{:.0f}"),
+             _occupancy(s.achieved_occupancy_pct, s.theoretical_occupancy_pct), _num(s.sm_pct, "{:.0f}"),
+             _num(s.memory_pct, "{:.0f}"), limiter_text(s.limiter)] for s in summaries]
+    launches = sum(s.launches for s in summaries)
+    return fitted_table(columns, rows, None if wide else width,
+                        title=_title(run, f"{len(summaries)} kernels, {launches} launches profiled"),
+                        caption=_CAPTION + "; share: of the profiled launches' summed duration")
+
+
+def launches_table(run: NcuRun, width: int | None, wide: bool = False):
+    """One row per profiled launch, grouped by variant (or NVTX range)."""
+    names = short_names([r.demangled_name for result in run.results for r in result.rows])
+    # A family's rows are labelled by variant; a program's by the NVTX range each launch ran in.
+    columns = [Column("variant" if run.family else "NVTX range", 0, "left"), Column("kernel", 0, "left"),
+               Column("duration", 0),
+               Column("SM %", 1), Column("mem %", 1), Column("DRAM %", 3), Column("occupancy", 2),
+               Column("limiter", 2, "left"), Column("regs", 4), Column("smem/block", 6), Column("grid", 5),
+               Column("block", 5), Column("DRAM bytes", 7), Column("FLOP", 7), Column("FLOP/B", 6)]
+    rows = []
     for result in run.results:
         if result.error:
-            table.add_row(result.label, "[red]not profiled (reason below)[/]", *[""] * 13)
+            rows.append([result.label, "not profiled (reason below)", *["-"] * (len(columns) - 2)])
             continue
         for r in result.rows:
-            table.add_row(
-                result.label, r.kernel_name[:40],
-                units.seconds(r.duration_ns * 1e-9 if r.duration_ns is not None else None),
+            label = result.label if run.family else (r.nvtx_ranges[-1] if r.nvtx_ranges else "-")
+            rows.append([
+                label, kernel_label(names, r.demangled_name, wide), _ns(r.duration_ns),
                 _num(r.sm_throughput_pct), _num(r.memory_throughput_pct), _num(r.dram_throughput_pct),
-                f"{_num(r.achieved_occupancy_pct)} / {_num(r.theoretical_occupancy_pct, '{:.1f}')}",
-                r.occupancy_limiter or "-", _num(r.registers_per_thread, "{:.0f}"),
-                _bytes(r.shared_mem_per_block_bytes), _dims(r.grid), _dims(r.block), _bytes(r.dram_bytes),
-                _num(r.flop, "{:.3g}") if r.flop else "-", _num(r.arithmetic_intensity, "{:.3g}"),
-            )
-    table.caption = ("duration: gpu__time_duration.sum; SM/mem/DRAM %: of peak sustained (SpeedOfLight); "
-                     "FLOP = fadd + fmul + 2·ffma (FP32+FP64+FP16 SASS counters); FLOP/B = FLOP / dram__bytes.sum.")
-    table.caption_justify = "left"
-    return table
+                _occupancy(r.achieved_occupancy_pct, r.theoretical_occupancy_pct), limiter_text(r.occupancy_limiter),
+                _num(r.registers_per_thread, "{:.0f}"), _bytes(r.shared_mem_per_block_bytes), _dims(r.grid),
+                _dims(r.block), _bytes(r.dram_bytes), _num(r.flop, "{:.3g}") if r.flop else "-",
+                _num(r.arithmetic_intensity, "{:.3g}"),
+            ])
+    launches = sum(len(result.rows) for result in run.results)
+    caption = (_CAPTION + "; FLOP = fadd + fmul + 2·ffma (FP32+FP64+FP16 SASS counters); "
+               "FLOP/B = FLOP / dram__bytes.sum")
+    return fitted_table(columns, rows, None if wide else width,
+                        title=_title(run, f"{launches} launches, report read by {run.reader}"), caption=caption)
 
 
-def advice_table(run: NcuRun, limit: int = 4) -> Table:
-    table = Table(title="ncu rule advice (largest estimated speedup first)", title_justify="left")
-    table.add_column("variant", no_wrap=True)
-    table.add_column("rule")
-    table.add_column("est. speedup", justify="right")
-    table.add_column("advice")
-    for result in run.results:
-        items = sorted((a for a in result.advice if a.kind in ("OPT", "WRN")),
-                       key=lambda a: -(a.estimated_speedup_pct or 0.0))
-        for a in items[:limit]:
-            table.add_row(result.label, a.rule or a.section or "-",
-                          "-" if a.estimated_speedup_pct is None else f"{a.estimated_speedup_pct:.1f} %",
-                          _first_sentence(a.message))
-    return table
+def advice_list(items: list[tuple[str, tuple[NcuAdvice, ...]]], limit: int = 4, full: bool = False) -> Group:
+    """The rules' advice under the table: per kernel or variant, largest estimated speedup first."""
+    lines: list[Text] = [Text("ncu rule advice (largest estimated speedup first)", style="bold")]
+    for label, advice in items:
+        chosen = sorted((a for a in advice if a.kind in ("OPT", "WRN")), key=lambda a: -(a.estimated_speedup_pct or 0.0))
+        if not chosen:
+            continue
+        lines.append(Text(f"  {label}", style="cyan"))
+        for a in chosen[:limit]:
+            speedup = "" if a.estimated_speedup_pct is None else f", est. speedup {a.estimated_speedup_pct:.1f} %"
+            line = Text("    - ")
+            line.append(f"{a.rule or a.section or a.kind}{speedup}: ", style="bold")
+            line.append(" ".join(a.message.split()) if full else first_sentence(a.message))
+            lines.append(line)
+    if len(lines) == 1:
+        lines.append(Text("  (no OPT or WRN rule results in the report)"))
+    return Group(*lines)
 
 
-def _first_sentence(text: str, limit: int = 220) -> str:
+def summary_advice(run: NcuRun, top: int = 5, full: bool = False) -> Group:
+    summaries = summarize_kernels(r for result in run.results for r in result.rows)
+    names = short_names([s.name for s in summaries])
+    return advice_list([(names[s.name], s.advice) for s in summaries[:top]], full=full)
+
+
+def variant_advice(run: NcuRun, full: bool = False) -> Group:
+    return advice_list([(result.label, result.advice) for result in run.results], full=full)
+
+
+def first_sentence(text: str) -> str:
+    """The rule's first sentence, whole (the full text: --wide)."""
     text = " ".join(text.split())
     cut = text.find(". ")
-    text = text[: cut + 1] if 0 < cut < limit else text
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return text[: cut + 1] if cut > 0 else text
 
 
-def roofline_table(points: list[Point], roof: Roof) -> Table:
-    table = Table(title=(f"roofline: FP32 {roof.peak_flops / 1e12:.1f} TFLOP/s, DRAM {roof.peak_bytes_s / 1e12:.2f} TB/s, "
-                         f"ridge {roof.ridge:.1f} FLOP/B ({roof.source})"), title_justify="left")
-    for head in ("variant", "FLOP/B", "achieved", "roof there", "% of roof", "bound"):
-        table.add_column(head, justify="left" if head in ("variant", "bound") else "right")
-    for p in points:
-        table.add_row(p.label, f"{p.intensity:.3g}", units.rate(p.flops, "flop"),
-                      units.rate(roof.attainable(p.intensity, p.precision), "flop"),
-                      units.percent(p.fraction_of_roof(roof)), f"{p.bound(roof)} ({roof.name(p.precision)})")
-    return table
+def roofline_table(points: list[Point], roof: Roof, width: int | None):
+    columns = [Column("kernel / variant", 0, "left"), Column("FLOP/B", 0), Column("achieved", 1),
+               Column("roof there", 2), Column("% of roof", 0), Column("bound", 1, "left")]
+    rows = [[p.label, f"{p.intensity:.3g}", units.rate(p.flops, "flop"), units.rate(roof.attainable(p.intensity), "flop"),
+             units.percent(p.fraction_of_roof(roof)), p.bound(roof)] for p in points]
+    title = (f"roofline: FP32 {roof.peak_flops / 1e12:.1f} TFLOP/s, DRAM {roof.peak_bytes_s / 1e12:.2f} TB/s, "
+             f"ridge {roof.ridge:.1f} FLOP/B")
+    return fitted_table(columns, rows, width, title=title, caption=f"peaks: {roof.source}")
+
+
+def kernel_points(summaries: list[KernelSummary], names: dict[str, str]) -> list[Point]:
+    from gpuprof.analysis import roofline
+
+    return [p for s in summaries if (p := roofline.point(names[s.name], list(s.rows)))]
+
+
+def rows_of(run: NcuRun) -> list[NcuKernelRow]:
+    return [r for result in run.results for r in result.rows]

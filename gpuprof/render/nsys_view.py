@@ -10,6 +10,8 @@ from rich.text import Text
 
 from gpuprof.commands.nsys import NsysProfile, NsysSummary
 from gpuprof.parsers.nsys_stats import NsysApiSummary, NsysKernelSummary, NsysMemTimeSummary, NsysNvtxSummary
+from gpuprof.render.fit import Column, fitted_table
+from gpuprof.render.kernel_names import short_names
 
 _UNITS = (("s", 1e9), ("ms", 1e6), ("µs", 1e3), ("ns", 1.0))
 _STATS = ("total_ns", "avg_ns", "med_ns", "min_ns", "max_ns")
@@ -34,41 +36,50 @@ def _cell(value: float | None, scale: float) -> str:
     return f"{value:,.0f}" if scale == 1.0 else f"{value / scale:,.3f}"
 
 
-def _table(title: str, name_header: str, count_header: str, rows: Sequence, names: list[str], counts: list[int]) -> Table:
-    table = Table(title=title, title_justify="left", title_style="bold")
-    table.add_column(name_header, overflow="fold", max_width=72)
-    table.add_column(count_header, justify="right")
-    table.add_column("Time %", justify="right")
-    columns = []
-    for attr, header in zip(_STATS, _HEADERS):
+_PRIORITY = (0, 1, 3, 4, 4)  # Total always; Avg, then Med, then Min and Max give way on narrow terminals
+
+
+def _table(title: str, name_header: str, count_header: str, rows: Sequence, names: list[str], counts: list[int],
+           width: int | None) -> Table:
+    columns = [Column(name_header, 0, "left"), Column(count_header, 2), Column("Time %", 0)]
+    cells = []
+    for attr, header, priority in zip(_STATS, _HEADERS, _PRIORITY):
         values = [getattr(r, attr) for r in rows]
         unit, scale = time_unit(values)
-        table.add_column(f"{header} ({unit})", justify="right")
-        columns.append([_cell(v, scale) for v in values])
-    for i, r in enumerate(rows):
-        # Text, not str: "[CUDA memset]" and template arguments must not be read as Rich markup.
-        table.add_row(Text(names[i]), f"{counts[i]:,}", f"{r.time_pct:.1f}", *(col[i] for col in columns))
-    return table
+        columns.append(Column(f"{header} ({unit})", priority))
+        cells.append([_cell(v, scale) for v in values])
+    # Text, not str: "[CUDA memset]" and template arguments must not be read as Rich markup.
+    body = [[Text(names[i]), f"{counts[i]:,}", f"{r.time_pct:.1f}", *(col[i] for col in cells)]
+            for i, r in enumerate(rows)]
+    return fitted_table(columns, body, width, title=title)
 
 
-def kernel_table(rows: Sequence[NsysKernelSummary], title: str = "CUDA kernels (GPU time)") -> Table:
-    return _table(title, "Kernel", "Instances", rows, [r.name for r in rows], [r.instances for r in rows])
+def kernel_table(rows: Sequence[NsysKernelSummary], title: str = "CUDA kernels (GPU time)", width: int | None = None,
+                 wide: bool = False) -> Table:
+    """One row per distinct kernel, largest total first; names as stems by rule (full with --wide, --json)."""
+    names = short_names([r.name for r in rows])
+    shown = [r.name if wide else names[r.name] for r in rows]
+    return _table(title, "Kernel", "Instances", rows, shown, [r.instances for r in rows], width)
 
 
-def memcpy_table(rows: Sequence[NsysMemTimeSummary], title: str = "Memory copies and sets (GPU time)") -> Table:
-    return _table(title, "Operation", "Count", rows, [r.operation for r in rows], [r.count for r in rows])
+def memcpy_table(rows: Sequence[NsysMemTimeSummary], title: str = "Memory copies and sets (GPU time)",
+                 width: int | None = None, wide: bool = False) -> Table:
+    return _table(title, "Operation", "Count", rows, [r.operation for r in rows], [r.count for r in rows], width)
 
 
-def api_table(rows: Sequence[NsysApiSummary], title: str = "CUDA API calls (CPU time)") -> Table:
-    return _table(title, "Function", "Calls", rows, [r.name for r in rows], [r.num_calls for r in rows])
+def api_table(rows: Sequence[NsysApiSummary], title: str = "CUDA API calls (CPU time)", width: int | None = None,
+              wide: bool = False) -> Table:
+    return _table(title, "Function", "Calls", rows, [r.name for r in rows], [r.num_calls for r in rows], width)
 
 
-def nvtx_table(rows: Sequence[NsysNvtxSummary], title: str = "NVTX ranges (CPU time)") -> Table:
+def nvtx_table(rows: Sequence[NsysNvtxSummary], title: str = "NVTX ranges (CPU time)", width: int | None = None,
+               wide: bool = False) -> Table:
     names = [f"{r.name} [{r.domain}]" if r.domain else r.name for r in rows]
-    return _table(title, "Range", "Instances", rows, names, [r.instances for r in rows])
+    return _table(title, "Range", "Instances", rows, names, [r.instances for r in rows], width)
 
 
-def render_summary(summary: NsysSummary, heading: str, source: str) -> list[RenderableType]:
+def render_summary(summary: NsysSummary, heading: str, source: str, width: int | None = None,
+                   wide: bool = False) -> list[RenderableType]:
     out: list[RenderableType] = [Text(heading, style="bold underline")]
     if summary.error:
         out.append(Text(f"FAILED: {summary.error}", style="bold red"))
@@ -84,7 +95,7 @@ def render_summary(summary: NsysSummary, heading: str, source: str) -> list[Rend
         if rows is None:  # this source cannot give it; the notes say why
             continue
         if rows:
-            out.append(make(rows, title))
+            out.append(make(rows, title, None if wide else width, wide))
         elif not summary.error:
             out.append(Text(f"{title}: {empty}", style="dim"))
     out += [Text(f"note: {n}", style="dim") for n in summary.notes]
@@ -96,13 +107,13 @@ def render_summary(summary: NsysSummary, heading: str, source: str) -> list[Rend
     return out
 
 
-def render_profile(profile: NsysProfile) -> Group:
-    """Every summary of the run, one block per variant (or command, or imported report)."""
+def render_profile(profile: NsysProfile, width: int | None = None, wide: bool = False) -> Group:
+    """Every summary of the run, one block per variant (or command, or imported report), fitted to `width`."""
     out: list[RenderableType] = []
     size = " ".join(f"{k}={v}" for k, v in (profile.size or {}).items())
     for s in profile.summaries:
         heading = f"{profile.family}/{s.label}  ({size})" if profile.family else s.label
-        out += render_summary(s, heading, profile.source)
+        out += render_summary(s, heading, profile.source, width, wide)
         out.append(Text(""))
     out.append(Text(f"source: {profile.tool}; files in {profile.out_dir}", style="dim"))
     if profile.source == "nsys":

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import os
+import signal
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpuprof.errors import EnvironmentProblem, UsageError
-from gpuprof.parsers.ncu_csv import NcuToolError, scan_messages
+from gpuprof.errors import CountersNotPermitted, EnvironmentProblem, InputError, NoKernelsProfiled, UsageError
+from gpuprof.parsers import ncu_rep
+from gpuprof.parsers.ncu_csv import scan_messages
+from gpuprof.parsers.ncu_metrics import NcuKernelRow
 from gpuprof.tools import _proc
 
 SECTIONS = ("SpeedOfLight", "Occupancy", "LaunchStats", "MemoryWorkloadAnalysis", "ComputeWorkloadAnalysis",
@@ -32,6 +36,7 @@ METRICS = (
 CLOCK_CONTROLS = ("none", "base")
 PROFILE_TIMEOUT_S = 600.0
 IMPORT_TIMEOUT_S = 120.0
+READER_TIMEOUT_S = 300.0  # a large report of a whole program takes tens of seconds through ncu_report
 
 
 @dataclass(frozen=True)
@@ -42,11 +47,25 @@ class NcuOptions:
     set_name: str | None = None
     nvtx_include: tuple[str, ...] = ()
     kernel_regex: str | None = None
+    launch_skip: int = 0  # matching launches skipped first (warm-up), per kernel when per_kernel
+    launch_count: int | None = None  # matching launches profiled at most (None: all)
+    per_kernel: bool = False  # skip/count apply to each launch configuration (TOOLS.md 1.2), not globally
     extra: tuple[str, ...] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
         if self.clock_control not in CLOCK_CONTROLS:
             raise UsageError(f"unknown --clock-control '{self.clock_control}'; choose from: {', '.join(CLOCK_CONTROLS)}")
+        if self.launch_skip < 0 or (self.launch_count is not None and self.launch_count < 1):
+            raise UsageError("--launch-skip must be 0 or more and --launch-count 1 or more")
+
+    def describe_filter(self) -> str:
+        """The launch filter in words, for the table title ("" when every launch is profiled)."""
+        if not self.launch_skip and self.launch_count is None:
+            return ""
+        scope = " of each kernel launch configuration" if self.per_kernel else ""
+        skip = f"first {self.launch_skip} skipped, " if self.launch_skip else ""
+        count = f"{self.launch_count} profiled" if self.launch_count is not None else "the rest profiled"
+        return f"launches{scope}: {skip}{count}"
 
 
 def find_ncu(explicit: str | Path | None = None) -> str:
@@ -67,6 +86,13 @@ def profile_argv(ncu: str, options: NcuOptions, report_base: Path, target: list[
             argv += ["--nvtx-include", expression]
     if options.kernel_regex:
         argv += ["--kernel-name", f"regex:{options.kernel_regex}"]
+    if options.launch_skip:
+        argv += ["--launch-skip", str(options.launch_skip)]
+    if options.launch_count is not None:
+        argv += ["--launch-count", str(options.launch_count)]
+    if options.per_kernel and (options.launch_skip or options.launch_count is not None):
+        # Skip and count per (kernel, grid, block, shared memory): the first N launches of each kernel.
+        argv += ["--filter-mode", "per-launch-config"]
     argv += [*options.extra, "--force-overwrite", "--export", str(report_base), *target]
     return argv
 
@@ -85,15 +111,10 @@ def run_profile(argv: list[str], report_base: Path, log: Path, timeout_s: float 
     """Run ncu; keep its console output in `log`; return the .ncu-rep path."""
     done = _proc.run(argv, timeout_s=timeout_s, env=c_locale_env())
     log.write_text(done.stdout + done.stderr)
-    messages = done.stdout + done.stderr
-    try:
-        scan_messages(messages)
-        _raise_tool_errors(messages)
-    except NcuToolError as exc:
-        raise _as_gpuprof_error(exc) from None
+    _raise_tool_errors(done.stdout + done.stderr)
     report = report_base.with_suffix(".ncu-rep")
     if not report.is_file():
-        tail = " ".join(messages.strip().splitlines()[-3:])[-300:]
+        tail = " ".join((done.stdout + done.stderr).strip().splitlines()[-3:])[-300:]
         raise EnvironmentProblem(f"ncu wrote no report (exit {done.returncode}): {tail}")
     return report
 
@@ -101,24 +122,47 @@ def run_profile(argv: list[str], report_base: Path, log: Path, timeout_s: float 
 def run_import(ncu: str, report: Path, page: str) -> str:
     done = _proc.run(import_argv(ncu, report, page), timeout_s=IMPORT_TIMEOUT_S, env=c_locale_env())
     if done.returncode != 0:
-        raise EnvironmentProblem(f"ncu --import {report} failed (exit {done.returncode}): {done.stdout[-300:]}")
+        said = " ".join((done.stdout + done.stderr).split())[-300:]
+        raise InputError(f"{report}: not a readable .ncu-rep (ncu --import exit {done.returncode}: {said})")
     return done.stdout
 
 
 def _raise_tool_errors(text: str) -> None:
-    if "ERR_NVGPUCTRPERM" in text:
-        raise NcuToolError("counters_not_permitted", "ERR_NVGPUCTRPERM")
-    if "No kernels were profiled" in text:
-        raise NcuToolError("no_kernels_profiled", "No kernels were profiled")
+    """ncu's own failure lines, decided once here: the typed errors carry what the callers decide on."""
+    messages = scan_messages(text)
+    if messages.counters_not_permitted:
+        raise CountersNotPermitted(next((e for e in messages.errors if "ERR_NVGPUCTRPERM" in e), "ERR_NVGPUCTRPERM"))
+    if messages.no_kernels_profiled:
+        raise NoKernelsProfiled("ncu profiled no kernels: the filter matched nothing", messages.available_kernels)
 
 
-def _as_gpuprof_error(exc: NcuToolError) -> Exception:
-    if exc.kind == "counters_not_permitted":
-        return EnvironmentProblem(
-            "ncu may not read the GPU's performance counters (ERR_NVGPUCTRPERM); run as root, or set the "
-            "driver option NVreg_RestrictProfilingToAdminUsers=0 (see developer.nvidia.com/ERR_NVGPUCTRPERM)"
-        )
-    if exc.kind == "no_kernels_profiled":
-        listed = f" (kernels seen: {', '.join(exc.available_kernels[:8])})" if getattr(exc, "available_kernels", None) else ""
-        return EnvironmentProblem(f"ncu profiled no kernels: the filter matched nothing{listed}")
-    return EnvironmentProblem(f"ncu failed: {exc.message}")
+def read_report_isolated(report: Path, timeout_s: float = READER_TIMEOUT_S) -> list[NcuKernelRow]:
+    """Rows of a .ncu-rep read by ncu_report in a child process, so a native abort cannot end gpuprof.
+
+    Raises NcuReportUnavailable when the module is not installed (the caller falls back to
+    `ncu --import` CSV), and InputError (exit 2) for a file the reader rejects or dies on."""
+    package_root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
+    done = _proc.run([sys.executable, "-m", "gpuprof.parsers.ncu_rep", str(report)], timeout_s=timeout_s, env=env)
+    said = " ".join(done.stderr.split())[-300:]
+    if done.returncode == ncu_rep.CHILD_OK:
+        try:
+            return ncu_rep.rows_from_json(done.stdout)
+        except (ValueError, TypeError, KeyError) as exc:
+            raise InputError(f"{report}: not a readable .ncu-rep (the reader's answer was cut: {exc})") from None
+    if done.returncode == ncu_rep.CHILD_UNAVAILABLE:
+        raise ncu_rep.NcuReportUnavailable(said)
+    if done.returncode == ncu_rep.CHILD_PARSE_ERROR:
+        raise InputError(said or f"{report}: not a readable .ncu-rep")
+    raise InputError(f"{report}: not a readable .ncu-rep (the ncu_report reader {_death(done.returncode)})")
+
+
+def _death(code: int) -> str:
+    # subprocess gives -N for a child killed by signal N; a shell-style 128+N is read the same way.
+    number = -code if code < 0 else code - 128 if code > 128 else None
+    if number is not None:
+        try:
+            return f"was killed by {signal.Signals(number).name}"
+        except ValueError:
+            pass
+    return f"exited with code {code}"

@@ -86,7 +86,8 @@ def test_family_kernel_summary_parsed_and_shown(fake, nsys_bin, tmp_path):
     assert "vecadd/grid" in out and "n=1048576" in out
     for title in ("CUDA kernels (GPU time)", "Memory copies and sets", "CUDA API calls", "NVTX ranges"):
         assert title in out
-    assert "fma_fp32(float *, int, int)" in out and "78.977" in out  # first kernel row of the recorded CSV
+    assert "fma_fp32 " in out and "78.977" in out  # first kernel row of the recorded CSV, its name as a stem
+    assert "fma_fp32(float *, int, int)" not in out  # the full name: --wide and --json
     assert "cudaLaunchKernel" in out and "[CUDA memcpy Host-to-Device]" in out and "dom_range [mydomain]" in out
     assert str(out_dir / "vecadd-grid.nsys-rep") in out
     assert result.stderr.strip() == ""
@@ -139,7 +140,7 @@ def test_missing_nsys_with_a_command_is_exit_3_one_line(no_nsys, tmp_path):
     result = invoke("--out", str(tmp_path), "--", sys.executable, "-c", "pass")
     assert result.exit_code == 3
     (line,) = error_lines(result)
-    assert "not found" in line and "only for families" in line
+    assert "not found" in line and "runs only Python programs" in line
 
 
 def test_command_after_dashes_keeps_its_own_options(fake, nsys_bin, tmp_path):
@@ -182,8 +183,11 @@ def test_import_sqlite_without_nsys_uses_the_sqlite_readers(no_nsys, tmp_path):
     assert result.exit_code == 0, result.output
     out = " ".join(result.stdout.split())
     assert "nsys_2025.3.2_export_small.sqlite" in out
+    for name in ("fma_fp32", "scale<double>", "scale<float>"):  # stems; the two scale<> told apart by their argument
+        assert f" {name} " in out
+    wide = " ".join(invoke("--import", str(SQLITE), "--out", str(tmp_path / "o"), "--wide").stdout.split())
     for name in ("fma_fp32(float *, int, int)", "void scale<double, (int)3>(T1 *, T1, int)"):
-        assert name in out
+        assert name in wide
     assert "NVTX ranges" in out and "dom_range [mydomain]" in out and "se_range" in out
     assert "need nsys" in out and "CUDA API calls" not in out  # not in an export read directly
     data = json.loads((tmp_path / "p.json").read_text())

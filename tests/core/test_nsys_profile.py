@@ -13,6 +13,7 @@ import pytest
 from gpuprof.commands import nsys as nsys_profile
 from gpuprof.commands.nsys import NsysRequest
 from gpuprof.errors import EnvironmentProblem, InputError, ParseError, UsageError
+from gpuprof.parsers import nsys_sqlite
 from gpuprof.parsers import nsys_stats as ns
 from gpuprof.tools import _proc
 from gpuprof.tools import nsys as tools
@@ -309,7 +310,7 @@ def test_sqlite_export_without_nsys_matches_nsys_stats_of_the_same_program():
     stats = ns.parse_stats(EIGHT_REPORTS)
     csv_kern = {k.name: k.instances for k in stats.report("cuda_gpu_kern_sum").records}
     assert {k.name: k.instances for k in s.kernels} == csv_kern
-    launches = ns.read_sqlite_kernels(SQLITE)
+    launches = nsys_sqlite.read_sqlite_kernels(SQLITE)
     assert sum(k.total_ns for k in s.kernels) == sum(k.duration_ns for k in launches)
     assert [k.total_ns for k in s.kernels] == sorted((k.total_ns for k in s.kernels), reverse=True)
     for k in s.kernels:
@@ -469,7 +470,7 @@ def test_without_nsys_a_family_falls_back_to_the_pytorch_profiler(bare, tmp_path
 
 
 def test_without_nsys_a_command_cannot_fall_back(bare, tmp_path, torch_stand_in):
-    with pytest.raises(EnvironmentProblem, match="only for families") as err:
+    with pytest.raises(EnvironmentProblem, match="runs only Python programs") as err:
         nsys_profile.profile(NsysRequest(command=(sys.executable, "-c", "pass"), out_dir=tmp_path))
     assert err.value.exit_code == 3 and not torch_stand_in
 

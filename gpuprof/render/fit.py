@@ -1,0 +1,63 @@
+"""Tables that fit the terminal without cutting a cell: optional columns are left out instead.
+
+Every column says how much it matters (0: always shown). Where the table at its natural width
+(every cell whole, no wrapping) is wider than the console, the least important optional columns
+are dropped, one at a time, and the caption names them; `--wide` shows them all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich import box
+from rich.console import Console
+from rich.measure import Measurement
+from rich.table import Table
+from rich.text import Text
+
+
+@dataclass(frozen=True)
+class Column:
+    header: str
+    priority: int = 0  # 0: always shown; higher numbers are dropped first
+    justify: str = "right"
+
+
+def fitted_table(columns: list[Column], rows: list[list[str]], width: int | None, *, title: str = "",
+                 caption: str = "") -> Table:
+    """A table of the columns that fit `width` (None: all of them), cells never wrapped or cut."""
+    shown = list(range(len(columns)))
+    dropped: list[str] = []
+    while True:
+        table = _table([columns[i] for i in shown], [[r[i] for i in shown] for r in rows], title)
+        if width is None or _natural_width(table) <= width:
+            break
+        optional = [i for i in shown if columns[i].priority > 0]
+        if not optional:
+            break  # the essential columns alone are wider: the terminal is too narrow for them
+        worst = max(optional, key=lambda i: (columns[i].priority, i))
+        shown.remove(worst)
+        dropped.insert(0, columns[worst].header)
+    notes = [caption] if caption else []
+    if dropped:
+        notes.append(f"not shown at this width: {', '.join(dropped)} (--wide shows every column)")
+    if notes:
+        table.caption = "\n".join(notes)
+        table.caption_justify = "left"
+    return table
+
+
+def _table(columns: list[Column], rows: list[list[str]], title: str) -> Table:
+    table = Table(title=title or None, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                  collapse_padding=True, show_edge=False)
+    for col in columns:
+        table.add_column(col.header, justify=col.justify, no_wrap=True)  # type: ignore[arg-type]
+    for row in rows:
+        # Text, not markup: kernel names hold "[", "<unnamed>" and template arguments.
+        table.add_row(*(Text(c) if isinstance(c, str) else c for c in row))
+    return table
+
+
+def _natural_width(table: Table) -> int:
+    console = Console(width=100_000, record=False)
+    return Measurement.get(console, console.options, table).maximum

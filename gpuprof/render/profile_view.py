@@ -1,0 +1,53 @@
+"""`gpuprof profile`'s report: where the GPU time goes (the timeline), then why, for each top kernel."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+
+from gpuprof.analysis import roofline
+from gpuprof.analysis.kernel_summary import summarize_kernels
+from gpuprof.commands.profile import ProfileReport
+from gpuprof.render import ncu_view, nsys_view
+from gpuprof.render.kernel_names import short_names
+
+TIMELINE_ROWS = 10
+
+
+def render_report(report: ProfileReport, width: int | None, wide: bool = False) -> Group:
+    out: list[RenderableType] = [Text("1. Where the GPU time goes", style="bold underline")]
+    (summary,) = report.timeline.summaries
+    kernels = summary.kernels or ()
+    out.append(nsys_view.kernel_table(kernels[:TIMELINE_ROWS], f"CUDA kernels by GPU time ({report.timeline.tool})",
+                                      None if wide else width, wide))
+    if len(kernels) > TIMELINE_ROWS:
+        rest = kernels[TIMELINE_ROWS:]
+        out.append(Text(f"... and {len(rest)} more kernels, {sum(k.time_pct for k in rest):.1f} % of the time"))
+    if summary.error:
+        out.append(Text(f"note: {summary.error}", style="yellow"))
+    names = short_names([k.name for k in kernels])
+    chosen = ", ".join(names[k.name] for k in report.top)
+    out.append(Text(f"profiled under ncu: {chosen} ({report.covered_pct:.0f} % of the kernel time)"))
+    out.append(Text(""))
+    out.append(Text("2. Why: Nsight Compute on those kernels", style="bold underline"))
+    if report.ncu is None:
+        problem = report.ncu_problem.message if report.ncu_problem else "not run"
+        out.append(Text(f"ncu could not profile them: {problem}", style="red"))
+        return Group(*out)
+    run = report.ncu
+    out.append(ncu_view.summary_table(run, width, wide))
+    out.append(ncu_view.summary_advice(run, full=wide))
+    rows = ncu_view.rows_of(run)
+    summaries = summarize_kernels(rows)
+    points = ncu_view.kernel_points(summaries, short_names([s.name for s in summaries]))
+    roof = roofline.roof_from_rows(rows)
+    if roof and points:
+        out.append(ncu_view.roofline_table(points, roof, None if wide else width))
+    return Group(*out)
+
+
+def files_line(report: ProfileReport) -> str:
+    kept = [str(p) for s in report.timeline.summaries for p in s.artifacts]
+    if report.ncu:
+        kept += list(dict.fromkeys(str(r.report) for r in report.ncu.results if r.report))
+    return "files: " + ", ".join(kept)

@@ -1,0 +1,125 @@
+"""`gpuprof profile -- COMMAND` on CPU: the timeline from the PyTorch-profiler fallback (a trace
+recorded on the H100), the top kernels chosen from it, ncu run on only those (a recorded report)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gpuprof.cli import app
+from gpuprof.commands import nsys as nsys_core
+from gpuprof.commands import profile as core
+from gpuprof.errors import EnvironmentProblem
+from gpuprof.parsers.nsys_stats import NsysKernelSummary
+from gpuprof.tools import _proc
+
+TOOLS = Path(__file__).resolve().parent.parent / "fixtures" / "tools"
+TRACE = TOOLS / "torch-2.11.0__vecadd-torch.trace.json"
+REPORT = TOOLS / "ncu-2025.3.1__launch_vecadd_torch.ncu-rep"
+REAL_RUN = _proc.run
+
+
+def _have_ncu_report() -> bool:
+    try:
+        import ncu_report  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class Machine:
+    """No nsys; the PyTorch-profiler child and ncu answer with what they wrote on the H100."""
+
+    def __init__(self, ncu_fails: str | None = None) -> None:
+        self.ncu_calls: list[list[str]] = []
+        self.ncu_fails = ncu_fails
+
+    def __call__(self, argv, *, timeout_s, cwd=None, env=None):
+        argv = list(argv)
+        if argv[1:3] == ["-m", "gpuprof.tools.torch_child"]:
+            shutil.copyfile(TRACE, argv[3])
+            return _proc.Completed(argv, 0, "", "")
+        if argv[1:3] == ["-m", "gpuprof.parsers.ncu_rep"]:
+            return REAL_RUN(argv, timeout_s=timeout_s, cwd=cwd, env=env)
+        self.ncu_calls.append(argv)
+        if self.ncu_fails:
+            return _proc.Completed(argv, 1, "", self.ncu_fails)
+        shutil.copyfile(REPORT, argv[argv.index("--export") + 1] + ".ncu-rep")
+        return _proc.Completed(argv, 0, "", "==PROF== Disconnected\n")
+
+
+@pytest.fixture
+def machine(monkeypatch):
+    def no_nsys(explicit=None):
+        raise EnvironmentProblem("nsys (Nsight Systems) was not found")
+
+    monkeypatch.setattr(nsys_core.tools, "find_nsys", no_nsys)
+    monkeypatch.setattr(_proc, "find_tool", lambda name, explicit=None, extra_dirs=(), hint="": f"/opt/fake/{name}")
+
+    def install(m: Machine) -> Machine:
+        monkeypatch.setattr(_proc, "run", m)
+        return m
+
+    return install
+
+
+def kernel(name: str, pct: float) -> NsysKernelSummary:
+    return NsysKernelSummary(name=name, time_pct=pct, total_ns=pct * 1000, instances=1, avg_ns=pct * 1000,
+                             med_ns=pct * 1000, min_ns=pct * 1000, max_ns=pct * 1000, stddev_ns=0.0)
+
+
+def test_top_kernels_cover_the_share_asked_for_at_most_the_limit():
+    ks = (kernel("a", 10), kernel("b", 50), kernel("c", 25), kernel("d", 15))
+    assert [k.name for k in core.choose_top(ks, 80, 5)] == ["b", "c", "d"]  # 50+25 < 80, +15 reaches it
+    assert [k.name for k in core.choose_top(ks, 50, 5)] == ["b"]
+    assert [k.name for k in core.choose_top(ks, 100, 2)] == ["b", "c"]
+    assert core.choose_top((), 80, 5) == ()
+
+
+def test_kernel_regex_matches_bare_function_names():
+    regex = core.kernel_regex(["void at::native::vectorized_elementwise_kernel<4, F>(int, F)", "sm90_xmma_gemm_x",
+                               "void at::native::vectorized_elementwise_kernel<2, G>(int, G)"])
+    assert regex == "^(sm90_xmma_gemm_x|vectorized_elementwise_kernel)$"
+
+
+@pytest.mark.skipif(not _have_ncu_report(), reason="ncu_report not installed (the test extra installs it)")
+def test_profile_timeline_then_ncu_on_the_top_kernels(machine, tmp_path):
+    m = machine(Machine())
+    out_json = tmp_path / "p.json"
+    result = CliRunner().invoke(app, ["profile", "--out", str(tmp_path / "o"), "--json", str(out_json), "--",
+                                      "python3", "vecadd.py", "--n", "4096"])
+    assert result.exit_code == 0, result.output
+    (argv,) = m.ncu_calls  # one ncu run, filtered to the chosen kernels
+    data = json.loads(out_json.read_text())
+    timeline = data["timeline"]["summaries"][0]["kernels"]
+    top = data["top_kernels"]
+    assert top == [k["name"] for k in timeline[: len(top)]]  # the largest first
+    shares = [k["time_pct"] for k in timeline]
+    assert sum(shares[: len(top) - 1]) < core.COVER_PCT <= sum(shares[: len(top)]) or len(top) == core.MAX_KERNELS
+    regex = argv[argv.index("--kernel-name") + 1]
+    assert regex.startswith("regex:^(") and "init_curand" in regex
+    assert argv[argv.index("--launch-count") + 1] == "2" and "per-launch-config" in argv
+    assert argv[-4:] == ["python3", "vecadd.py", "--n", "4096"]
+    out = " ".join(result.output.split())
+    assert "1. Where the GPU time goes" in out and "2. Why" in out
+    assert "init_curand" in out and "vectorized_elementwise_kernel" in out and "ncu rule advice" in out
+    assert data["ncu_kernels"][0]["name"].startswith("void at::native::vectorized_elementwise_kernel<")
+
+
+def test_without_ncu_the_timeline_is_shown_and_the_exit_says_why(machine, tmp_path):
+    machine(Machine(ncu_fails="==ERROR== ERR_NVGPUCTRPERM - The user does not have permission"))
+    result = CliRunner().invoke(app, ["profile", "--out", str(tmp_path), "--", "python3", "vecadd.py"])
+    assert result.exit_code == 3
+    errors = [ln for ln in result.output.splitlines() if ln.startswith("error:")]
+    assert len(errors) == 1 and "ERR_NVGPUCTRPERM" in errors[0]
+
+
+def test_profile_needs_a_command(tmp_path):
+    result = CliRunner().invoke(app, ["profile", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "after --" in result.output
+    result = CliRunner().invoke(app, ["profile", "--cover", "0", "--", "python3", "x.py"])
+    assert result.exit_code == 2 and "--cover" in result.output
