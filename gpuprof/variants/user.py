@@ -11,7 +11,8 @@ from pathlib import Path
 from gpuprof.errors import InputError, UsageError
 from gpuprof.variants.catalog import Family, Variant, check_geometry, parse_variant, validate_variants
 
-_KERNEL = re.compile(r'extern\s+"C"\s+__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(\w+)\s*\(([^)]*)\)', re.S)
+_BOUNDS = r"(?:__launch_bounds__\s*\([^)]*\)\s*)?"  # allowed before or after `void`
+_KERNEL = re.compile(r'extern\s+"C"\s+__global__\s+' + _BOUNDS + r"void\s+" + _BOUNDS + r"(\w+)\s*\(([^)]*)\)", re.S)
 
 
 @dataclass(frozen=True)
