@@ -20,7 +20,7 @@ Expr = int | str
 LANGUAGES = ("cuda", "triton")
 FLOP_COUNTS = ("executed", "nominal")  # nominal: the family's formula counts work this algorithm skips
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp64")  # the arithmetic a variant does; buffers stay the family's
-_CUDA_ONLY_KEYS = ("kernel", "extra_kernels", "helpers", "block", "tile", "grid", "defines", "plan")
+_CUDA_ONLY_KEYS = ("kernel", "extra_kernels", "helpers", "block", "tile", "grid", "defines", "plan", "dynamic_smem")
 _VENDOR_KEYS = {"name", "technique", "vendor", "call", "precision", "error_model", "zero_output",
                "flop_count", "aliases", "options"}
 VARIANT_KEYS = _VENDOR_KEYS | {"language", "file", "max_size", *_CUDA_ONLY_KEYS}
@@ -43,6 +43,9 @@ class Variant:
     grid: str = "tiles"  # "tiles": ceil(extent / tile) per grid dim; "one": a single block; "per_sm:K"
     defines: dict[str, int] = field(default_factory=dict)
     max_size: dict[str, int] | None = None  # a slow variant runs at min(size, max_size)
+    # Bytes of dynamic shared memory per block (`extern __shared__`), an expression over the
+    # defines like block and tile; the launch raises the kernel's limit when it is over 48 KB.
+    dynamic_smem: Expr = 0
     user: bool = False  # added from the command line, not shipped
     # What differs per variant lives here, read from family.toml (never from the variant's name):
     precision: str = "fp32"  # its arithmetic (PRECISIONS): picks the tolerance and the ceiling
@@ -79,6 +82,9 @@ class Variant:
 
     def tile_dims(self) -> tuple[int, ...]:
         return tuple(evaluate(e, self.defines) for e in self.tile)
+
+    def dynamic_smem_bytes(self) -> int:
+        return evaluate(self.dynamic_smem, self.defines)
 
     def with_defines(self, overrides: dict[str, int]) -> Variant:
         return replace(self, defines={**self.defines, **overrides})
@@ -260,6 +266,7 @@ def parse_variant(path: Path, index: int, data: dict[str, Any], *, user: bool = 
         grid=str(data.get("grid", "tiles")),
         defines=dict(defines),
         max_size=m.size("max_size") if "max_size" in data else None,
+        dynamic_smem=m.expr("dynamic_smem") if "dynamic_smem" in data else 0,
         user=user,
         **common,
     )
@@ -313,12 +320,21 @@ def validate_variants(path: Path, family: Family, variants: tuple[Variant, ...] 
             check_geometry(path, family, v)
 
 
+# Hopper's per-block opt-in limit for shared memory; the driver refuses a launch above it.
+MAX_DYNAMIC_SMEM_BYTES = 227 * 1024
+
+
 def check_geometry(path: Path | str, family: Family, v: Variant) -> None:
-    for key, dims in (("block", v.block_dims), ("tile", v.tile_dims)):
+    for key, dims in (("block", v.block_dims), ("tile", v.tile_dims), ("dynamic_smem", v.dynamic_smem_bytes)):
         try:
             dims()
         except (ValueError, ZeroDivisionError) as exc:
             raise InputError(f"{path}: variant {v.name!r}: '{key}' {exc}") from None
+    if not 0 <= v.dynamic_smem_bytes() <= MAX_DYNAMIC_SMEM_BYTES:
+        raise InputError(
+            f"{path}: variant {v.name!r}: dynamic_smem = {v.dynamic_smem_bytes()} bytes; "
+            f"it must be 0..{MAX_DYNAMIC_SMEM_BYTES} (227 KB, the per-block limit)"
+        )
     block, tile = v.block_dims(), v.tile_dims()
     if not 1 <= block[0] * block[1] * block[2] <= 1024 or min(block) < 1:
         raise InputError(f"{path}: variant {v.name!r}: block {block} must have 1..1024 threads")
@@ -406,6 +422,12 @@ class _Manifest:
         value = self._get(key)
         if not isinstance(value, list) or not value or not all(isinstance(x, (int, str)) for x in value):
             raise self.fail(key, "must be a list of integers or arithmetic strings")
+        return value
+
+    def expr(self, key: str) -> Expr:
+        value = self._get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise self.fail(key, "must be an integer or an arithmetic string over the defines, e.g. \"STAGES*BK*4\"")
         return value
 
     def size(self, key: str) -> dict[str, int]:

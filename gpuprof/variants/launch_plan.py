@@ -17,6 +17,7 @@ class LaunchContext:
 
     grid: tuple[int, ...]
     block: tuple[int, int, int]
+    shared_mem: int = 0  # the variant's dynamic_smem bytes; the main kernel's limit is already raised
 
     @property
     def sm_count(self) -> int:
@@ -42,15 +43,18 @@ def make_launch_factory(family: Family, variant: Variant, spec: Any, *, nvtx: bo
         return lambda inputs, out, size: wrap(triton_launch_for(inputs, out, size), out)
     kernel = nvrtc.compile_variant(variant)
     block = variant.block_dims()
+    shared_mem = variant.dynamic_smem_bytes()
+    if shared_mem:  # over 48 KB only after the kernel's limit is raised (once per compiled kernel)
+        kernel.function.max_dynamic_shared_size_bytes = shared_mem
 
     def kernel_for(inputs, out, size):
         grid = grid_for(family, variant, size)
         if hasattr(spec, "plan"):  # the family launches this variant its own way (several kernels, workspace)
-            return wrap(spec.plan(variant, kernel.functions, inputs, out, size, LaunchContext(grid, block)), out)
+            return wrap(spec.plan(variant, kernel.functions, inputs, out, size, LaunchContext(grid, block, shared_mem)), out)
         args = spec.kernel_args(inputs, out, size)
 
         def launch(stream: Any) -> None:
-            kernel.function(grid, block, args, stream=stream)
+            kernel.function(grid, block, args, stream=stream, shared_mem=shared_mem)
 
         return wrap(launch, out)
 
