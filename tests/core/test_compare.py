@@ -17,6 +17,7 @@ from gpuprof.analysis.compare import (
     decide,
     gate,
     median_interval,
+    parse_fail_on,
     policy_for,
 )
 from gpuprof.analysis.stats import summarize
@@ -131,9 +132,21 @@ def test_too_few_samples_is_inconclusive():
     assert "needs at least 10" in verdict.detail
 
 
-def test_row_without_timing_is_inconclusive_not_timed():
-    verdict, _ = one_verdict(make_row(seed=1), make_row(n=0))
+def test_row_timed_in_base_without_samples_in_new_fails_by_default():
+    """A regression that adds a host sync ends with zero samples: it must not pass as 'no regression'."""
+    verdict, report = one_verdict(make_row(seed=1), make_row(n=0))
+    assert (verdict.status, verdict.reason) == (Status.INCONCLUSIVE, Reason.UNTIMED_IN_NEW)
+    (failure,) = gate(report)
+    assert "untimed_in_new" in failure
+    relaxed = compare_results(make_results(make_row(seed=1)), make_results(make_row(n=0)), DEFAULT,
+                              fail_on=parse_fail_on("none"))
+    assert gate(relaxed) == []
+
+
+def test_row_untimed_in_base_is_inconclusive_not_timed():
+    verdict, report = one_verdict(make_row(n=0), make_row(seed=1))
     assert (verdict.status, verdict.reason) == (Status.INCONCLUSIVE, Reason.NOT_TIMED)
+    assert gate(report) == []
 
 
 def test_newly_wrong_row_fails_the_gate():
@@ -190,8 +203,11 @@ def test_environment_drift_warns(key, word):
     assert word in warning and "'other'" in warning
 
 
-def test_different_timing_modes_warn_per_row():
-    report = compare_results(make_results(make_row(seed=1)), make_results(make_row(seed=1, mode="hot")), DEFAULT)
+def test_different_timing_modes_are_refused_unless_allowed():
+    base, new = make_results(make_row(seed=1)), make_results(make_row(seed=1, mode="hot"))
+    with pytest.raises(InputError, match="timing mode 'cold' in BASE but 'hot' in NEW.*--allow-mismatch"):
+        compare_results(base, new, DEFAULT)
+    report = compare_results(base, new, DEFAULT, allow_mismatch=True)
     (warning,) = report.warnings
     assert warning.startswith("vecadd/grid/67108864: timing mode 'cold' in BASE but 'hot' in NEW")
 
