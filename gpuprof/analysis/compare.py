@@ -177,7 +177,7 @@ class CompareReport:
 
 
 # Reasons that mean "the gate could not decide" (a fix since BASE is not among them).
-_UNDECIDED = {Reason.OVERLAPPING, Reason.TOO_FEW_SAMPLES, Reason.TESTS_DISAGREE, Reason.NOT_TIMED}
+UNDECIDED = {Reason.OVERLAPPING, Reason.TOO_FEW_SAMPLES, Reason.TESTS_DISAGREE, Reason.NOT_TIMED}
 
 
 def is_failure(verdict: Verdict, fail_on: frozenset[FailOn] = DEFAULT_FAIL_ON) -> bool:
@@ -188,7 +188,7 @@ def is_failure(verdict: Verdict, fail_on: frozenset[FailOn] = DEFAULT_FAIL_ON) -
         return FailOn.UNTIMED in fail_on
     if verdict.reason is Reason.SKIPPED_IN_NEW:
         return FailOn.MISSING in fail_on
-    return verdict.status is Status.INCONCLUSIVE and verdict.reason in _UNDECIDED and FailOn.INCONCLUSIVE in fail_on
+    return verdict.status is Status.INCONCLUSIVE and verdict.reason in UNDECIDED and FailOn.INCONCLUSIVE in fail_on
 
 
 def gate(report: CompareReport) -> list[str]:
