@@ -3,6 +3,7 @@ common shift when control rows exist, and the CI gate rule."""
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -471,11 +472,17 @@ def median_interval(sorted_s: np.ndarray, alpha: float) -> tuple[float, float]:
     (slow outliers, clock steps), so no normal approximation is trusted here.
     """
     n = sorted_s.size
-    cdf = sps.binom.cdf(np.arange(n), n, 0.5)
-    k = int(np.searchsorted(cdf, alpha / 2, side="right")) - 1  # P(Bin(n, 1/2) <= k) <= alpha/2
+    k = _order_index(n, alpha)
     if k < 0:
         raise ValueError(f"{n} samples cannot bound the median at alpha={alpha}")
     return float(sorted_s[k]), float(sorted_s[n - 1 - k])
+
+
+@functools.lru_cache(maxsize=4096)
+def _order_index(n: int, alpha: float) -> int:
+    """Largest k with P(Bin(n, 1/2) <= k) <= alpha/2 (-1 if none); cached: the stop rule asks every batch."""
+    cdf = sps.binom.cdf(np.arange(n), n, 0.5)
+    return int(np.searchsorted(cdf, alpha / 2, side="right")) - 1
 
 
 def median_resolution(samples: Sequence[float], alpha: float) -> float:

@@ -93,7 +93,7 @@ def estimate_shift(changes: Sequence[LogChange], alpha: float, base: Results | N
 
     One control: its own change and interval. Two: their mean. Three or more: their median (one
     control that really changed cannot drag the others). With two or more, the interval is also at
-    least as wide as the controls' disagreement with each other (between-control spread).
+    least as wide as the controls' disagreement with each other (their scatter).
     """
     clocks = {"base_clock_mhz": median_clock_mhz(base) if base else None,
               "new_clock_mhz": median_clock_mhz(new) if new else None}
@@ -109,7 +109,10 @@ def estimate_shift(changes: Sequence[LogChange], alpha: float, base: Results | N
     efficiency = 1.0 if k == 2 else math.sqrt(math.pi / 2)  # the median's standard error is ~1.25x the mean's
     centre = float(values.mean() if k == 2 else np.median(values))
     z = float(sps.norm.ppf(1 - alpha / 2))
-    spread = z * efficiency * float(values.std(ddof=1)) / math.sqrt(k)
+    # Between-control scatter: the standard deviation for two, a robust one (1.4826 MAD) for more,
+    # so one control that really changed widens nothing.
+    scatter = float(values.std(ddof=1)) if k == 2 else 1.4826 * float(np.median(np.abs(values - centre)))
+    spread = z * efficiency * scatter / math.sqrt(k)
     low = max(efficiency * math.sqrt(float((below ** 2).sum())) / k, spread)
     high = max(efficiency * math.sqrt(float((above ** 2).sum())) / k, spread)
     return RunShift(ids, centre, low, high, **clocks)

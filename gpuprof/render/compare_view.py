@@ -27,8 +27,11 @@ _HEADERS = ("row", "verdict", "base", "new", "change", "CI of change", "p", "rea
 def render_compare_table(report: CompareReport) -> Table:
     table = Table(title=f"{report.base_label} → {report.new_label}  ({_policy_line(report)})",
                   caption="\n".join(verdict_lines(report)), title_justify="left", caption_justify="left")
+    longest = max((len(v.row_id) for v in report.verdicts), default=3)
     for header in _HEADERS:
-        table.add_column(header, justify="right" if header in ("base", "new", "change", "p") else "left")
+        # Row ids are never cut: narrow consoles squeeze and wrap the other columns instead.
+        extra = {"min_width": longest, "no_wrap": True} if header == "row" else {"overflow": "fold"}
+        table.add_column(header, justify="right" if header in ("base", "new", "change", "p") else "left", **extra)
     for v in _ordered(report.verdicts):
         table.add_row(*_cells(v, Text(v.status.value, style=_STYLE[v.status])))
     return table
