@@ -203,29 +203,25 @@ def gate(report: CompareReport) -> list[str]:
 
 
 def compare_files(
-    base_path: str | Path | Sequence[str | Path], new_path: str | Path, policy: ComparePolicy, *,
+    base_path: str | Path | Sequence[str | Path], new_path: str | Path, policy: ComparePolicy | None, *,
     allow_different_gpu: bool = False, allow_mismatch: bool = False, fail_on: frozenset[FailOn] = DEFAULT_FAIL_ON,
 ) -> CompareReport:
     """Load the files (InputError on bad ones) and compare, labelled by their paths.
 
     base_path may be several files, oldest first: the last is the baseline, all of them together
-    give each row's run-to-run spread (history).
+    give each row's run-to-run spread (history). policy None: the preset the suite wrote into NEW
+    (`"compare": {"preset": ...}`), else default.
     """
     paths = [base_path] if isinstance(base_path, (str, Path)) else list(base_path)
     if not paths:
         raise UsageError("give at least one BASE results file")
     bases = [results_io.load(p) for p in paths]
+    new = results_io.load(new_path)
     return compare_results(
-        bases[-1], results_io.load(new_path), policy, allow_different_gpu=allow_different_gpu,
-        allow_mismatch=allow_mismatch, fail_on=fail_on, history=bases[:-1],
-        base_label=str(paths[-1]), new_label=str(new_path),
+        bases[-1], new, policy or policy_for(str(new.compare.get("preset") or "default")),
+        allow_different_gpu=allow_different_gpu, allow_mismatch=allow_mismatch, fail_on=fail_on,
+        history=bases[:-1], base_label=str(paths[-1]), new_label=str(new_path),
     )
-
-
-def load_preset_of(path: str | Path) -> str | None:
-    """The compare preset a suite wrote into a results file (None when it wrote none)."""
-    preset = results_io.load(path).compare.get("preset")
-    return str(preset) if preset else None
 
 
 def compare_results(
@@ -270,7 +266,8 @@ def compare_results(
         policy=policy, verdicts=verdicts, added=added, removed=removed, warnings=warnings,
         base_label=base_label, new_label=new_label, resized=_resized(removed, added, base_rows, new_rows),
         shift=shift, history=past, fail_on=fail_on,
-        new_medians={rid: float(np.median(n)) for rid, (_, n) in samples.items() if n.size},
+        new_medians={rid: float(np.median(s)) for rid, row in new_rows.items()
+                     if row.check.status == OK and (s := _samples(row)).size},
     )
 
 

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from gpuprof.analysis.compare import PRESETS, compare_files, gate, load_preset_of, parse_fail_on, policy_for
+from gpuprof.analysis.compare import PRESETS, compare_files, gate, parse_fail_on, policy_for
 from gpuprof.cli._app import app
 from gpuprof.cli._boundary import err_console, exit_on_error
 from gpuprof.errors import Finding, UsageError
@@ -73,8 +73,8 @@ def compare(
     """
     with exit_on_error():
         bases, new = _split(files, base)
-        chosen = preset.value if preset is not None else (load_preset_of(new) or "default")
-        report = compare_files(bases, new, policy_for(chosen), allow_different_gpu=allow_different_gpu,
+        chosen = policy_for(preset.value) if preset is not None else None  # None: NEW's suite preset
+        report = compare_files(bases, new, chosen, allow_different_gpu=allow_different_gpu,
                                allow_mismatch=allow_mismatch, fail_on=parse_fail_on(fail_on))
         if markdown is not None:
             atomic_write_text(markdown, compare_markdown(report))
@@ -98,5 +98,5 @@ def _split(files: list[Path], base: list[Path] | None) -> tuple[list[Path], Path
             raise UsageError("with --base, give exactly one positional file: NEW")
         return list(base), files[0]
     if len(files) < 2:
-        raise UsageError("give BASE and NEW results files (BASE... NEW, or --base BASE NEW)")
+        raise UsageError("Missing argument 'NEW': give BASE and NEW results files (BASE... NEW, or --base BASE NEW)")
     return files[:-1], files[-1]

@@ -218,4 +218,5 @@ def _withdraw(tasks: Any, sentinels: int) -> int:
             taken += 1
     for _ in range(sentinels):
         tasks.put(None)
+    tasks.cancel_join_thread()  # stop markers nobody reads any more must not hold up our exit
     return taken

@@ -48,8 +48,9 @@ def test_two_back_to_back_suites_pass_the_gate(tmp_path):
     assert "0 SLOWER (fail)" in gate.stdout and "the whole run is" in gate.stdout
 
 
-@pytest.mark.skipif("_gpu_count() < 2", reason="needs two GPUs")
 def test_suite_on_two_gpus_spreads_rows_and_merges_one_file(tmp_path):
+    if _gpu_count() < 2:
+        pytest.skip("needs two GPUs")
     out = tmp_path / "two.json"
     done = _gpuprof("suite", "suites/smoke.toml", "--gpus", "all", "--json", str(out))
     assert done.returncode == 0, done.stderr
