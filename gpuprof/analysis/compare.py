@@ -255,6 +255,11 @@ def compare_results(
     changes = {rid: _log_change(rid, b, n, policy.alpha) for rid, (b, n) in judged.items()}
     controls = [changes[b.id] for b, n in pairs if b.id in changes and is_control(b) and is_control(n)]
     shift = estimate_shift(controls, policy.alpha, base, new)
+    for earlier in history:
+        if earlier.environment.get("gpu_name") != base.environment.get("gpu_name") and not allow_different_gpu:
+            raise InputError(f"a history BASE ran on {earlier.environment.get('gpu_name')!r}, the baseline on "
+                             f"{base.environment.get('gpu_name')!r}; their spread says nothing about one GPU model "
+                             "(pass --allow-different-gpu to use it anyway)")
     past = _history([*history, base], policy) if history else None
     widen = past.widening(policy.alpha) if past else 0.0
     verdicts = [compare_row(b, n, policy, shift=shift, widen=widen) for b, n in pairs]

@@ -422,3 +422,9 @@ def test_median_resolution_is_the_medians_relative_half_width():
     values = np.arange(1.0, 11.0)  # n = 10 at alpha 0.01: the interval is [min, max] = [1, 10], median 5.5
     assert median_resolution(values, 0.01) == pytest.approx(4.5 / 5.5)
     assert median_resolution(values[:5], 0.01) == float("inf")
+
+
+def test_history_from_another_gpu_model_is_refused():
+    other = make_results(make_row(seed=3), gpu_name="NVIDIA A100-SXM4-80GB")
+    with pytest.raises(InputError, match="history BASE ran on 'NVIDIA A100-SXM4-80GB'"):
+        compare_results(make_results(make_row(seed=1)), make_results(make_row(seed=2)), DEFAULT, history=[other])
