@@ -58,6 +58,9 @@ class Timing:
     sm_clock_mhz: list[float] = field(default_factory=list)  # SM clock probed on the GPU after each batch
     launches_per_sample: int = 1
     note: str = ""
+    # Smallest change of the median this row can resolve against a twin run: sqrt(2) x the relative
+    # half-width of the median's (1 - alpha) interval; None when not computed (older files).
+    resolution: float | None = None
     # NVML, sampled around every batch (empty where NVML is unavailable): the SM clock it reported
     # and whether power, thermal or hardware slowdown capped the clocks, per kept sample.
     nvml_sm_clock_mhz: list[float] = field(default_factory=list)
@@ -89,6 +92,8 @@ class Row:
     derived: dict[str, Any] | None = None  # rate, pct_of_ceiling, ceiling_name, ceiling_source (analysis.derive)
     ncu: dict[str, Any] | None = None
     sanitizer: dict[str, Any] | None = None
+    control: bool = False  # a suite's `control = true`: compare estimates whole-run shifts from it
+    gpu: dict[str, Any] | None = None  # the GPU that timed this row (index, uuid, name, clocks) in --gpus runs
 
     @property
     def id(self) -> str:
@@ -104,6 +109,7 @@ class Results:
     command: str = ""
     created_utc: str = ""
     timing_policy: dict[str, Any] = field(default_factory=dict)
+    compare: dict[str, Any] = field(default_factory=dict)  # a suite's compare table, e.g. {"preset": "strict"}
     schema: str = SCHEMA_NAME
     schema_version: int = SCHEMA_VERSION
 
@@ -147,6 +153,7 @@ def from_dict(data: Any, path: str | Path | None = None) -> Results:
             command=str(data.get("command", "")),
             created_utc=str(data.get("created_utc", "")),
             timing_policy=dict(data.get("timing_policy", {})),
+            compare=dict(data.get("compare") or {}),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise InputError(f"{where}malformed results file ({type(exc).__name__}: {exc})") from None
@@ -188,8 +195,13 @@ def _row_from_dict(r: dict[str, Any]) -> Row:
             _number(sample, f"{where}: timing samples", optional=False)
         if not all(isinstance(flag, bool) for flag in timing.throttled):
             raise ValueError(f"{where}: timing.throttled must hold true/false per sample")
+        _number(timing.resolution, f"{where}: timing.resolution")
     if not isinstance(r["vendor"], bool):
         raise ValueError(f"{where}: vendor must be true or false, not {r['vendor']!r}")
+    if not isinstance(r.get("control", False), bool):
+        raise ValueError(f"{where}: control must be true or false, not {r['control']!r}")
+    if r.get("gpu") is not None and not isinstance(r["gpu"], dict):
+        raise ValueError(f"{where}: gpu must be an object like {{\"index\": 0, \"name\": ...}}")
     if not isinstance(r["size"], dict):
         raise ValueError(f"{where}: size must be a table like {{\"n\": 1024}}")
     size = {str(k): int(v) for k, v in r["size"].items()}
@@ -209,6 +221,8 @@ def _row_from_dict(r: dict[str, Any]) -> Row:
         derived=dict(r["derived"]) if isinstance(r.get("derived"), dict) else None,
         ncu=r.get("ncu"),
         sanitizer=r.get("sanitizer"),
+        control=r.get("control", False),
+        gpu=r.get("gpu"),
     )
 
 

@@ -23,10 +23,14 @@ TIMING_KEYS = {
     "min_samples": "a positive integer",
     "max_samples": "a positive integer",
     "target_spread": "a number between 0 and 1 (0.005 = 0.5 %)",
+    "target_resolution": "a number between 0 and 1 (0.01 = the median known to ±1 %)",
+    "resolution_budget_s": "a positive number of seconds",
 }
 TOP_KEYS = ("schema", "name", "timing", "compare", "kernels_dir", "case", "sweep")
-CASE_KEYS = ("family", "variants", "sizes", "timing")
+CASE_KEYS = ("family", "variants", "sizes", "timing", "control")
 SWEEP_KEYS = ("family", "variant", "params", "size", "timing")
+# The stop rule aims at the median known to ± this fraction of the compare preset's min effect.
+GATE_RESOLUTION_FRACTION = 0.4
 # One sweep is a parameter study, not a benchmark farm: beyond this it is almost surely a typo.
 MAX_SWEEP_CASES = 1024
 _DEFINE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -37,7 +41,8 @@ class SuiteCase:
     """One family with its variants and sizes (None: the family's default sizes).
 
     timing holds only this case's overrides (see Suite.case_timing); defines are -D values set
-    by a [[sweep]].
+    by a [[sweep]]; control marks rows that the project's code does not change (compare estimates
+    whole-run shifts from them, as from vendor rows).
     """
 
     family: str
@@ -45,6 +50,7 @@ class SuiteCase:
     sizes: list[dict[str, int]] | None = None
     timing: dict[str, Any] = field(default_factory=dict)
     defines: dict[str, int] = field(default_factory=dict)
+    control: bool = False
 
 
 @dataclass(frozen=True)
@@ -57,8 +63,21 @@ class Suite:
     kernels_dir: Path | None = None  # more variants (DIR/<family>.toml), resolved against the suite's folder
 
     def case_timing(self, case: SuiteCase) -> dict[str, Any]:
-        """The suite's timing policy with the case's overrides on top."""
-        return {**self.timing, **case.timing}
+        """The suite's timing policy with the case's overrides on top; unless the suite sets
+        target_resolution itself, sampling aims to resolve its compare preset's min effect."""
+        return {**self.gate_timing(), **self.timing, **case.timing}
+
+    def gate_timing(self) -> dict[str, Any]:
+        """The stop rule's gate target from the compare preset: the median known to ± 0.4 x min effect.
+
+        A gate verdict combines four such medians (the row and a control, in BASE and NEW), so its
+        interval is about twice as wide as one median's: 0.8 x min effect. A change of 2.5 x the min
+        effect (5 % for the default preset) then clears the band in >= 95 % of runs
+        (benchmarks/gate_simulation.py).
+        """
+        preset = PRESETS[self.compare_preset]
+        return {"target_resolution": round(preset.min_effect * GATE_RESOLUTION_FRACTION, 6),
+                "resolution_alpha": preset.alpha}
 
 
 def load_suite(
@@ -187,7 +206,10 @@ class _Validator:
                 self.variant(where, family, variant)
         sizes = None if "sizes" not in table else self.sizes(where, family, table["sizes"])
         timing = self.timing(f"{where}: timing", table.get("timing", {}))
-        return SuiteCase(family=family, variants=variants, sizes=sizes, timing=timing)
+        control = table.get("control", False)
+        if not isinstance(control, bool):
+            raise self.fail(where, f"'control' must be true or false, got {control!r}")
+        return SuiteCase(family=family, variants=variants, sizes=sizes, timing=timing, control=control)
 
     def sweep(self, where: str, table: dict[str, Any]) -> list[SuiteCase]:
         self.keys(where, table, SWEEP_KEYS)
@@ -267,4 +289,4 @@ def _timing_value_ok(key: str, value: Any) -> bool:
         return _is_int(value) and value > 0
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return False
-    return value > 0 if key == "max_time_s" else 0 < value < 1
+    return value > 0 if key.endswith("_s") else 0 < value < 1

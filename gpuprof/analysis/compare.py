@@ -1,8 +1,11 @@
-"""Pure comparison of two results files: per-row verdicts with reason codes, and the CI gate rule."""
+"""Pure comparison of results files: per-row verdicts with reason codes, judged relative to the run's
+common shift when control rows exist, and the CI gate rule."""
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -12,7 +15,8 @@ from scipy import stats as sps
 
 from gpuprof import results as results_io
 from gpuprof.errors import InputError, UsageError
-from gpuprof.results import OK, Results, Row
+from gpuprof.analysis.run_shift import History, LogChange, RunShift, estimate_shift, is_control, run_history
+from gpuprof.results import OK, SKIPPED, Results, Row
 
 
 class Status(StrEnum):
@@ -34,6 +38,9 @@ class Reason(StrEnum):
     BASE_WRONG = "base_wrong"  # fixed since BASE: nothing trustworthy to compare with
     WRONG_RESULT = "wrong_result"  # wrong in NEW and not ok in BASE either
     NEWLY_WRONG = "newly_wrong"  # ok in BASE, wrong in NEW: a failure
+    UNTIMED_IN_NEW = "untimed_in_new"  # timed in BASE, no samples in NEW: fails by default
+    SKIPPED_IN_NEW = "skipped_in_new"  # NEW skipped for environment reasons (e.g. PyTorch missing)
+    CONTROL = "control"  # the run's only control row: it defines the shift, so it cannot be judged by it
 
 
 @dataclass(frozen=True)
@@ -85,9 +92,41 @@ def policy_for(name: str) -> ComparePolicy:
         raise UsageError(f"unknown compare preset {name!r} (choices: {', '.join(PRESETS)})") from None
 
 
+class FailOn(StrEnum):
+    """What else, besides SLOWER and newly WRONG rows, fails the gate (`--fail-on`)."""
+
+    UNTIMED = "untimed"  # timed in BASE, no samples in NEW (e.g. a new host sync): on by default
+    INCONCLUSIVE = "inconclusive"  # the gate could not decide (overlapping, too few samples, tests disagree)
+    MISSING = "missing"  # removed or resized rows, and rows SKIPPED in NEW for environment reasons
+
+
+DEFAULT_FAIL_ON: frozenset[FailOn] = frozenset({FailOn.UNTIMED})
+
+
+def parse_fail_on(text: str | None) -> frozenset[FailOn]:
+    """'inconclusive,missing' adds to the default (untimed); 'none' clears it ('none,missing': missing only)."""
+    if not text:
+        return DEFAULT_FAIL_ON
+    words = [w.strip().lower() for w in text.split(",") if w.strip()]
+    chosen = set() if "none" in words else set(DEFAULT_FAIL_ON)
+    for word in words:
+        if word == "none":
+            continue
+        try:
+            chosen.add(FailOn(word))
+        except ValueError:
+            raise UsageError(f"--fail-on {word!r}: choose from {', '.join(f.value for f in FailOn)} or none") from None
+    return frozenset(chosen)
+
+
 @dataclass(frozen=True)
 class Verdict:
-    """The decision for one row id; times in seconds, ratio = new median / base median."""
+    """The decision for one row id; times in seconds.
+
+    ratio is what the verdict judges: median(NEW) / median(BASE) divided by the run's common shift
+    when controls exist (raw_ratio keeps the plain quotient); ci_low/ci_high bound ratio;
+    resolution is the interval's larger relative half-width (coarse when above the min effect).
+    """
 
     row_id: str
     status: Status
@@ -99,6 +138,9 @@ class Verdict:
     ci_low: float | None = None
     ci_high: float | None = None
     p_value: float | None = None
+    raw_ratio: float | None = None
+    resolution: float | None = None
+    control: bool = False
 
 
 @dataclass(frozen=True)
@@ -110,29 +152,75 @@ class CompareReport:
     warnings: list[str] = field(default_factory=list)
     base_label: str = "BASE"
     new_label: str = "NEW"
+    resized: list[tuple[str, str]] = field(default_factory=list)  # (BASE id, NEW id): same variant, other size
+    shift: RunShift = field(default_factory=RunShift)
+    history: History | None = None
+    fail_on: frozenset[FailOn] = DEFAULT_FAIL_ON
+    new_medians: dict[str, float] = field(default_factory=dict)  # for trends and exports
 
     def counts(self) -> dict[Status, int]:
         return {s: sum(v.status is s for v in self.verdicts) for s in Status}
 
+    def coarse(self) -> list[Verdict]:
+        """Rows whose interval is wider than the min effect: they can never be called SAME."""
+        return [v for v in self.verdicts if v.resolution is not None and v.resolution > self.policy.min_effect]
 
-def is_failure(verdict: Verdict) -> bool:
-    """Improvements, noise and still-wrong rows never fail the gate; only regressions do."""
-    return verdict.status is Status.SLOWER or verdict.reason is Reason.NEWLY_WRONG
+    @property
+    def removed_only(self) -> list[str]:
+        """Removed rows that are not one side of a resize."""
+        resized = {b for b, _ in self.resized}
+        return [rid for rid in self.removed if rid not in resized]
+
+    @property
+    def added_only(self) -> list[str]:
+        resized = {n for _, n in self.resized}
+        return [rid for rid in self.added if rid not in resized]
+
+
+# Reasons that mean "the gate could not decide" (a fix since BASE is not among them).
+UNDECIDED = {Reason.OVERLAPPING, Reason.TOO_FEW_SAMPLES, Reason.TESTS_DISAGREE, Reason.NOT_TIMED}
+
+
+def is_failure(verdict: Verdict, fail_on: frozenset[FailOn] = DEFAULT_FAIL_ON) -> bool:
+    """SLOWER and newly WRONG always fail; untimed, inconclusive and skipped rows as fail_on says."""
+    if verdict.status is Status.SLOWER or verdict.reason is Reason.NEWLY_WRONG:
+        return True
+    if verdict.reason is Reason.UNTIMED_IN_NEW:
+        return FailOn.UNTIMED in fail_on
+    if verdict.reason is Reason.SKIPPED_IN_NEW:
+        return FailOn.MISSING in fail_on
+    return verdict.status is Status.INCONCLUSIVE and verdict.reason in UNDECIDED and FailOn.INCONCLUSIVE in fail_on
 
 
 def gate(report: CompareReport) -> list[str]:
     """The failure reasons, one line each; an empty list means the gate passes."""
-    return [f"{v.row_id} {v.status.value} ({v.reason.value}): {v.detail}" for v in report.verdicts if is_failure(v)]
+    lines = [f"{v.row_id} {v.status.value} ({v.reason.value}): {v.detail}"
+             for v in report.verdicts if is_failure(v, report.fail_on)]
+    if FailOn.MISSING in report.fail_on:
+        lines += [f"{rid} removed: in {report.base_label}, not in {report.new_label}" for rid in report.removed_only]
+        lines += [f"{b} resized to {n}: not compared" for b, n in report.resized]
+    return lines
 
 
 def compare_files(
-    base_path: str | Path, new_path: str | Path, policy: ComparePolicy, *, allow_different_gpu: bool = False
+    base_path: str | Path | Sequence[str | Path], new_path: str | Path, policy: ComparePolicy | None, *,
+    allow_different_gpu: bool = False, allow_mismatch: bool = False, fail_on: frozenset[FailOn] = DEFAULT_FAIL_ON,
 ) -> CompareReport:
-    """Load both files (InputError on bad ones) and compare them, labelled by their paths."""
-    base, new = results_io.load(base_path), results_io.load(new_path)
+    """Load the files (InputError on bad ones) and compare, labelled by their paths.
+
+    base_path may be several files, oldest first: the last is the baseline, all of them together
+    give each row's run-to-run spread (history). policy None: the preset the suite wrote into NEW
+    (`"compare": {"preset": ...}`), else default.
+    """
+    paths = [base_path] if isinstance(base_path, (str, Path)) else list(base_path)
+    if not paths:
+        raise UsageError("give at least one BASE results file")
+    bases = [results_io.load(p) for p in paths]
+    new = results_io.load(new_path)
     return compare_results(
-        base, new, policy, allow_different_gpu=allow_different_gpu,
-        base_label=str(base_path), new_label=str(new_path),
+        bases[-1], new, policy or policy_for(str(new.compare.get("preset") or "default")),
+        allow_different_gpu=allow_different_gpu, allow_mismatch=allow_mismatch, fail_on=fail_on,
+        history=bases[:-1], base_label=str(paths[-1]), new_label=str(new_path),
     )
 
 
@@ -142,30 +230,76 @@ def compare_results(
     policy: ComparePolicy,
     *,
     allow_different_gpu: bool = False,
+    allow_mismatch: bool = False,
+    fail_on: frozenset[FailOn] = DEFAULT_FAIL_ON,
+    history: Sequence[Results] = (),
     base_label: str = "BASE",
     new_label: str = "NEW",
 ) -> CompareReport:
-    """Verdicts for the rows in both files (in NEW's order), plus added/removed ids and warnings."""
+    """Verdicts for the rows in both files (in NEW's order), judged relative to the controls' common
+    shift; plus added, removed and resized ids, the shift, the history and warnings.
+
+    history: earlier BASE runs (oldest first); with them each row's run-to-run spread widens its
+    interval, so a row that wobbles between runs needs a larger change to be called SLOWER.
+    """
     warnings = environment_warnings(base, new, allow_different_gpu, base_label, new_label)
     base_rows, new_rows = _index(base, base_label), _index(new, new_label)
-    verdicts = []
-    for rid, new_row in new_rows.items():
-        base_row = base_rows.get(rid)
-        if base_row is None:
-            if new_row.check.status != OK:
-                warnings.append(f"{rid}: added in {new_label} with check status {new_row.check.status!r}")
-            continue
-        warnings.extend(_mode_warning(base_row, new_row))
-        verdicts.append(compare_row(base_row, new_row, policy))
+    pairs = [(base_rows[rid], row) for rid, row in new_rows.items() if rid in base_rows]
+    warnings += _gpu_model_check(pairs, base, new, allow_different_gpu)
+    warnings += _mismatch_check(pairs, allow_mismatch)
+    for rid, row in new_rows.items():
+        if rid not in base_rows and row.check.status != OK:
+            warnings.append(f"{rid}: added in {new_label} with check status {row.check.status!r}")
+    samples = {b.id: (_samples(b), _samples(n)) for b, n in pairs if b.check.status == OK and n.check.status == OK}
+    judged = {rid: s for rid, s in samples.items() if min(s[0].size, s[1].size) >= policy.min_samples}
+    changes = {rid: _log_change(rid, b, n, policy.alpha) for rid, (b, n) in judged.items()}
+    controls = [changes[b.id] for b, n in pairs if b.id in changes and is_control(b) and is_control(n)]
+    shift = estimate_shift(controls, policy.alpha, base, new)
+    for earlier in history:
+        if earlier.environment.get("gpu_name") != base.environment.get("gpu_name") and not allow_different_gpu:
+            raise InputError(f"a history BASE ran on {earlier.environment.get('gpu_name')!r}, the baseline on "
+                             f"{base.environment.get('gpu_name')!r}; their spread says nothing about one GPU model "
+                             "(pass --allow-different-gpu to use it anyway)")
+    past = _history([*history, base], policy) if history else None
+    widen = past.widening(policy.alpha) if past else 0.0
+    verdicts = [compare_row(b, n, policy, shift=shift, widen=widen) for b, n in pairs]
+    if shift.clocks_differ() and not shift.estimated:
+        warnings.append(f"{shift.clock_text()}: without control rows a SLOWER row may be the clock, not the code")
+    removed = [rid for rid in base_rows if rid not in new_rows]
+    added = [rid for rid in new_rows if rid not in base_rows]
     return CompareReport(
-        policy=policy,
-        verdicts=verdicts,
-        added=[rid for rid in new_rows if rid not in base_rows],
-        removed=[rid for rid in base_rows if rid not in new_rows],
-        warnings=warnings,
-        base_label=base_label,
-        new_label=new_label,
+        policy=policy, verdicts=verdicts, added=added, removed=removed, warnings=warnings,
+        base_label=base_label, new_label=new_label, resized=_resized(removed, added, base_rows, new_rows),
+        shift=shift, history=past, fail_on=fail_on,
+        new_medians={rid: float(np.median(s)) for rid, row in new_rows.items()
+                     if row.check.status == OK and (s := _samples(row)).size},
     )
+
+
+def _history(bases: list[Results], policy: ComparePolicy) -> History:
+    medians = []
+    for results in bases:
+        timed = {}
+        for row in results.rows:
+            s = _samples(row)
+            if row.check.status == OK and s.size:
+                timed[row.id] = float(np.median(s))
+        medians.append(timed)
+    return run_history(bases, medians)
+
+
+def _log_change(rid: str, base_s: np.ndarray, new_s: np.ndarray, alpha: float) -> LogChange:
+    low, high = median_ratio_interval(base_s, new_s, alpha)
+    value = math.log(np.median(new_s) / np.median(base_s))
+    return LogChange(rid, value, value - math.log(low), math.log(high) - value)
+
+
+def _resized(removed: list[str], added: list[str], base_rows: dict[str, Row],
+             new_rows: dict[str, Row]) -> list[tuple[str, str]]:
+    """Removed and added rows of one (family, variant): the size changed, so nothing is compared."""
+    by_variant = {(new_rows[rid].family, new_rows[rid].variant): rid for rid in added}
+    return [(rid, by_variant[key]) for rid in removed
+            if (key := (base_rows[rid].family, base_rows[rid].variant)) in by_variant]
 
 
 # Environment keys that may shift times a little without making them incomparable.
@@ -175,21 +309,58 @@ _DRIFT_KEYS = (("driver_version", "driver"), ("toolkit_version", "CUDA toolkit")
 def environment_warnings(
     base: Results, new: Results, allow_different_gpu: bool, base_label: str = "BASE", new_label: str = "NEW"
 ) -> list[str]:
-    """Refuse different GPU models (times do not transfer); warn on what may shift times a little."""
+    """Warn on what may shift times a little; GPU models are checked per row (_gpu_model_check)."""
     b, n = base.environment, new.environment
     warnings = []
-    if b.get("gpu_name") != n.get("gpu_name"):
-        where = f"{base_label} ran on {b.get('gpu_name')!r}, {new_label} on {n.get('gpu_name')!r}"
-        if not allow_different_gpu:
-            raise InputError(f"{where}; times from different GPUs are not comparable "
-                             "(pass --allow-different-gpu to compare anyway)")
-        warnings.append(f"{where}; compared anyway (--allow-different-gpu)")
-    elif b.get("gpu_uuid") and n.get("gpu_uuid") and b["gpu_uuid"] != n["gpu_uuid"]:
-        warnings.append("same GPU model but a different card (gpu_uuid differs); cards of one model differ by a few %")
+    if b.get("gpu_uuid") and n.get("gpu_uuid") and b["gpu_uuid"] != n["gpu_uuid"] \
+            and b.get("gpu_name") == n.get("gpu_name"):
+        warnings.append("same GPU model but a different card (gpu_uuid differs); cards of one model differ by "
+                        "a few %: the control rows' shift takes that out")
     for key, what in _DRIFT_KEYS:
         if b.get(key) != n.get(key):
             warnings.append(f"different {what}: {b.get(key)!r} in {base_label}, {n.get(key)!r} in {new_label}")
     return warnings
+
+
+def gpu_model(row: Row, results: Results) -> str | None:
+    """The GPU model that timed this row: its own record in --gpus runs, else the file's."""
+    if row.gpu and row.gpu.get("name"):
+        return str(row.gpu["name"])
+    return results.environment.get("gpu_name")
+
+
+def _gpu_model_check(pairs: list[tuple[Row, Row]], base: Results, new: Results, allow: bool) -> list[str]:
+    """Refuse pairs timed on different GPU models (times do not transfer); pairs are matched by id."""
+    differ = [(b.id, gpu_model(b, base), gpu_model(n, new)) for b, n in pairs if gpu_model(b, base) != gpu_model(n, new)]
+    if not differ and base.environment.get("gpu_name") != new.environment.get("gpu_name") and not pairs:
+        differ = [("(whole file)", base.environment.get("gpu_name"), new.environment.get("gpu_name"))]
+    if not differ:
+        return []
+    rid, was, now = differ[0]
+    where = f"{rid} ran on {was!r} in BASE and on {now!r} in NEW" + (f" (and {len(differ) - 1} more rows)"
+                                                                       if len(differ) > 1 else "")
+    if not allow:
+        raise InputError(f"{where}; times from different GPU models are not comparable "
+                         "(pass --allow-different-gpu to compare anyway)")
+    return [f"{where}; compared anyway (--allow-different-gpu)"]
+
+
+def _mismatch_check(pairs: list[tuple[Row, Row]], allow: bool) -> list[str]:
+    """One row id measured two different ways (timing mode, size keys) gives meaningless ratios."""
+    found = []
+    for b, n in pairs:
+        if b.timing and n.timing and b.timing.mode != n.timing.mode:
+            found.append(f"{n.id}: timing mode {b.timing.mode!r} in BASE but {n.timing.mode!r} in NEW")
+        if b.size != n.size:
+            found.append(f"{n.id}: size {b.size} in BASE but {n.size} in NEW")
+        b_prec, n_prec = getattr(b, "precision", None), getattr(n, "precision", None)
+        if b_prec != n_prec:
+            found.append(f"{n.id}: precision {b_prec!r} in BASE but {n_prec!r} in NEW")
+    if found and not allow:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise InputError(f"{found[0]}{more}: the times measure different things "
+                         "(pass --allow-mismatch to compare anyway)")
+    return [f"{f}; compared anyway (--allow-mismatch)" for f in found]
 
 
 def _index(results: Results, label: str) -> dict[str, Row]:
@@ -201,31 +372,36 @@ def _index(results: Results, label: str) -> dict[str, Row]:
     return rows
 
 
-def _mode_warning(base_row: Row, new_row: Row) -> list[str]:
-    if base_row.timing and new_row.timing and base_row.timing.mode != new_row.timing.mode:
-        return [f"{new_row.id}: timing mode {base_row.timing.mode!r} in BASE but {new_row.timing.mode!r} in NEW; "
-                "the times measure different things"]
-    return []
-
-
-def compare_row(base_row: Row, new_row: Row, policy: ComparePolicy) -> Verdict:
+def compare_row(base_row: Row, new_row: Row, policy: ComparePolicy, *, shift: RunShift | None = None,
+                widen: float = 0.0) -> Verdict:
     """Correctness first (a wrong result has no meaningful time), then the timing decision."""
     rid = new_row.id
+    control = is_control(new_row)
+    if new_row.check.status == SKIPPED and base_row.check.status != SKIPPED:
+        reasons = "; ".join(new_row.check.reasons[:1])
+        return Verdict(rid, Status.INCONCLUSIVE, Reason.SKIPPED_IN_NEW,
+                       "skipped in NEW (an environment problem, not a wrong result)" + (f": {reasons}" if reasons else ""),
+                       control=control)
     if new_row.check.status != OK:
         return _wrong_verdict(rid, base_row, new_row)
     if base_row.check.status != OK:
         return Verdict(rid, Status.INCONCLUSIVE, Reason.BASE_WRONG,
-                       f"fixed: check was {base_row.check.status!r} in BASE, so BASE has no trustworthy time")
+                       f"fixed: check was {base_row.check.status!r} in BASE, so BASE has no trustworthy time",
+                       control=control)
     base_s, new_s = _samples(base_row), _samples(new_row)
+    if new_s.size == 0 and base_s.size > 0:
+        why = f" (stopped: {new_row.timing.stop_reason})" if new_row.timing and new_row.timing.stop_reason else ""
+        return Verdict(rid, Status.INCONCLUSIVE, Reason.UNTIMED_IN_NEW,
+                       f"timed in BASE but no samples in NEW{why}; a launch that blocks the host "
+                       "(a sync, .item()) ends like this", float(np.median(base_s)), control=control)
     if base_s.size == 0 or new_s.size == 0:
-        side = "BASE" if base_s.size == 0 else "NEW"
-        return Verdict(rid, Status.INCONCLUSIVE, Reason.NOT_TIMED, f"{side} has no timing samples")
+        return Verdict(rid, Status.INCONCLUSIVE, Reason.NOT_TIMED, "BASE has no timing samples", control=control)
     if min(base_s.size, new_s.size) < policy.min_samples:
         return Verdict(rid, Status.INCONCLUSIVE, Reason.TOO_FEW_SAMPLES,
                        f"{base_s.size} samples in BASE, {new_s.size} in NEW; preset {policy.name} "
                        f"needs at least {policy.min_samples} each",
-                       float(np.median(base_s)), float(np.median(new_s)))
-    return _timing_verdict(rid, base_s, new_s, policy)
+                       float(np.median(base_s)), float(np.median(new_s)), control=control)
+    return _timing_verdict(rid, base_s, new_s, policy, shift or RunShift(), widen, control)
 
 
 def _wrong_verdict(rid: str, base_row: Row, new_row: Row) -> Verdict:
@@ -246,16 +422,31 @@ def _samples(row: Row) -> np.ndarray:
     return np.sort(values[np.isfinite(values) & (values > 0)])
 
 
-def _timing_verdict(rid: str, base_s: np.ndarray, new_s: np.ndarray, policy: ComparePolicy) -> Verdict:
+def _timing_verdict(rid: str, base_s: np.ndarray, new_s: np.ndarray, policy: ComparePolicy, shift: RunShift,
+                    widen: float, control: bool) -> Verdict:
     base_med, new_med = float(np.median(base_s)), float(np.median(new_s))
-    low, high = median_ratio_interval(base_s, new_s, policy.alpha)
+    raw = new_med / base_med
+    if shift.controls == (rid,):
+        return Verdict(rid, Status.SAME, Reason.CONTROL,
+                       f"{_pct(raw)}: the run's only control; its change is the run shift every row is judged against",
+                       base_med, new_med, 1.0, None, None, None, raw, None, control)
+    own = _log_change(rid, base_s, new_s, policy.alpha)
+    # Relative to the shift: subtract it, add its uncertainty (MOVER on the log scale), then the
+    # run-to-run spread from history when given.
+    centre = own.value - shift.log_shift
+    below = math.hypot(own.below, shift.above, widen)
+    above = math.hypot(own.above, shift.below, widen)
+    low, high = math.exp(centre - below), math.exp(centre + above)
     # Two-sided: the interval says which direction, the rank test only whether there is a shift.
-    p_value = float(sps.mannwhitneyu(new_s, base_s, alternative="two-sided").pvalue)
+    p_value = float(sps.mannwhitneyu(new_s * math.exp(-shift.log_shift), base_s, alternative="two-sided").pvalue)
     p_value = 1.0 if math.isnan(p_value) else p_value
     status, reason = decide(low, high, p_value, policy)
-    ratio = new_med / base_med
+    ratio = math.exp(centre)
     detail = _timing_detail(reason, ratio, low, high, p_value, policy)
-    return Verdict(rid, status, reason, detail, base_med, new_med, ratio, low, high, p_value)
+    if shift.estimated:
+        detail += f"; raw {_pct(raw)} before removing the run shift"
+    resolution = max(high - ratio, ratio - low) / ratio
+    return Verdict(rid, status, reason, detail, base_med, new_med, ratio, low, high, p_value, raw, resolution, control)
 
 
 def decide(ci_low: float, ci_high: float, p_value: float, policy: ComparePolicy) -> tuple[Status, Reason]:
@@ -283,11 +474,28 @@ def median_interval(sorted_s: np.ndarray, alpha: float) -> tuple[float, float]:
     (slow outliers, clock steps), so no normal approximation is trusted here.
     """
     n = sorted_s.size
-    cdf = sps.binom.cdf(np.arange(n), n, 0.5)
-    k = int(np.searchsorted(cdf, alpha / 2, side="right")) - 1  # P(Bin(n, 1/2) <= k) <= alpha/2
+    k = _order_index(n, alpha)
     if k < 0:
         raise ValueError(f"{n} samples cannot bound the median at alpha={alpha}")
     return float(sorted_s[k]), float(sorted_s[n - 1 - k])
+
+
+@functools.lru_cache(maxsize=4096)
+def _order_index(n: int, alpha: float) -> int:
+    """Largest k with P(Bin(n, 1/2) <= k) <= alpha/2 (-1 if none); cached: the stop rule asks every batch."""
+    cdf = sps.binom.cdf(np.arange(n), n, 0.5)
+    return int(np.searchsorted(cdf, alpha / 2, side="right")) - 1
+
+
+def median_resolution(samples: Sequence[float], alpha: float) -> float:
+    """How well one run pins its median: the larger relative half-width of the median's (1 - alpha)
+    interval; inf when there are too few samples for an interval at that level."""
+    values = np.sort(np.asarray(samples, dtype=float))
+    if values.size < fewest_samples_for(alpha):
+        return math.inf
+    low, high = median_interval(values, alpha)
+    centre = float(np.median(values))
+    return max(high - centre, centre - low) / centre if centre > 0 else math.inf
 
 
 def median_ratio_interval(base_s: np.ndarray, new_s: np.ndarray, alpha: float) -> tuple[float, float]:

@@ -1,4 +1,4 @@
-"""`gpuprof compare`: the CI regression gate over two results files (runs without a GPU)."""
+"""`gpuprof compare`: the CI regression gate over results files (runs without a GPU)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from gpuprof.analysis.compare import PRESETS, compare_files, gate, policy_for
+from gpuprof.analysis.compare import PRESETS, compare_files, gate, parse_fail_on, policy_for
 from gpuprof.cli._app import app
 from gpuprof.cli._boundary import err_console, exit_on_error
-from gpuprof.errors import Finding
-from gpuprof.render.compare_view import compare_json, compare_markdown, render_compare_table
+from gpuprof.errors import Finding, UsageError
+from gpuprof.render.compare_view import compare_json, compare_markdown, gab_json, render_compare_table
 from gpuprof.render.console import make_console
 from gpuprof.results import atomic_write_text
 
@@ -26,30 +26,60 @@ class OutputFormat(StrEnum):
     JSON = "json"
 
 
-PresetOpt = Annotated[Preset, typer.Option(help="Thresholds: min effect, alpha, min samples (docs/ci-gate.md).")]
+PresetOpt = Annotated[Preset | None, typer.Option(
+    help="Thresholds: min effect, alpha, min samples (docs/ci-gate.md). Default: the preset the suite wrote "
+         "into NEW (compare = { preset = ... }), else default.")]
 MarkdownOut = Annotated[Path | None, typer.Option(
     "--markdown", help="Also write a Markdown summary here (atomic), e.g. $GITHUB_STEP_SUMMARY.", dir_okay=False)]
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", help="table for people, json for machines.")]
 AllowGpu = Annotated[bool, typer.Option("--allow-different-gpu", help="Compare even if the GPU models differ.")]
+AllowMismatch = Annotated[bool, typer.Option(
+    "--allow-mismatch", help="Compare rows timed in different modes or sizes under one id (refused otherwise).")]
+FailOnOpt = Annotated[str | None, typer.Option(
+    "--fail-on", metavar="WHAT,...",
+    help="Also fail on: inconclusive, missing (removed, resized, skipped rows); rows untimed in NEW fail by "
+         "default ('none' clears that).")]
+BaseOpt = Annotated[list[Path] | None, typer.Option(
+    "--base", help="A BASE results file; repeat for history (oldest first, the last is the baseline).",
+    dir_okay=False)]
+GabOut = Annotated[Path | None, typer.Option(
+    "--export-gab", help="Write NEW's medians for github-action-benchmark (customSmallerIsBetter JSON).",
+    dir_okay=False)]
 
 
 @app.command()
 def compare(
-    base: Annotated[Path, typer.Argument(help="Baseline results JSON (e.g. from main).")],
-    new: Annotated[Path, typer.Argument(help="Results JSON to judge.")],
-    preset: PresetOpt = Preset.DEFAULT,
+    files: Annotated[list[Path], typer.Argument(
+        metavar="BASE... NEW", help="Results JSON files: one or more baselines (oldest first), then the one to judge.")],
+    base: BaseOpt = None,
+    preset: PresetOpt = None,
+    fail_on: FailOnOpt = None,
     markdown: MarkdownOut = None,
+    export_gab: GabOut = None,
     output_format: FormatOpt = OutputFormat.TABLE,
     allow_different_gpu: AllowGpu = False,
+    allow_mismatch: AllowMismatch = False,
 ) -> None:
-    """Compare two results files row by row; exit 1 only on a real regression (SLOWER or newly WRONG).
+    """Compare results files row by row, relative to the run's common shift when it has control rows.
 
-    Exit codes: 0 no regression (improvements never fail), 1 regression, 2 bad input or different GPUs.
+    Exit codes: 0 no regression (improvements never fail), 1 regression (SLOWER, newly WRONG, untimed
+    in NEW, or what --fail-on adds), 2 bad input, mismatched rows or different GPU models.
+
+    Examples:
+
+      gpuprof compare base.json new.json
+
+      gpuprof compare run1.json run2.json run3.json new.json --markdown summary.md
     """
     with exit_on_error():
-        report = compare_files(base, new, policy_for(preset.value), allow_different_gpu=allow_different_gpu)
+        bases, new = _split(files, base)
+        chosen = policy_for(preset.value) if preset is not None else None  # None: NEW's suite preset
+        report = compare_files(bases, new, chosen, allow_different_gpu=allow_different_gpu,
+                               allow_mismatch=allow_mismatch, fail_on=parse_fail_on(fail_on))
         if markdown is not None:
             atomic_write_text(markdown, compare_markdown(report))
+        if export_gab is not None:
+            atomic_write_text(export_gab, gab_json(report))
         for warning in report.warnings:
             err_console.print(f"[yellow]warning:[/] {escape(warning)}", markup=True)
         if output_format is OutputFormat.JSON:
@@ -59,3 +89,14 @@ def compare(
         failures = gate(report)
         if failures:
             raise Finding(f"the gate fails on {len(failures)} row(s): " + "; ".join(failures))
+
+
+def _split(files: list[Path], base: list[Path] | None) -> tuple[list[Path], Path]:
+    """(BASE files oldest first, NEW) from `BASE... NEW` or `--base B ... NEW`."""
+    if base:
+        if len(files) != 1:
+            raise UsageError("with --base, give exactly one positional file: NEW")
+        return list(base), files[0]
+    if len(files) < 2:
+        raise UsageError("Missing argument 'NEW': give BASE and NEW results files (BASE... NEW, or --base BASE NEW)")
+    return files[:-1], files[-1]

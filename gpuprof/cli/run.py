@@ -105,6 +105,16 @@ def run(
         raise fail(f"{len(bad)} variant(s) failed: " + ", ".join(f"{r.variant} {r.check.status.upper()}" for r in bad), 1)
 
 
+def _run_on_gpus(spec_file, gpus: str, json_out: Path | None, timeout_s: float) -> results.Results:
+    from gpuprof.commands.suite_gpus import parse_gpus, run_suite_on_gpus, units_of, visible_gpu_count
+
+    chosen = parse_gpus(gpus, visible_gpu_count())
+    with _progress_bar(len(units_of(spec_file))) as on_step:
+        return run_suite_on_gpus(spec_file, chosen, json_out, lambda done, total, unit, gpu: on_step(
+            Step(f"GPU {gpu}: {spec_file.cases[unit.case_index].family}/{unit.variant}", "done", done - 1, total)),
+            timeout_s=timeout_s)
+
+
 def _positive(timeout: float) -> float:
     if not timeout > 0:
         raise UsageError(f"--timeout {timeout:g}: give a positive number of seconds")
@@ -173,6 +183,10 @@ def suite(
     suite_file: Annotated[Path, typer.Argument(metavar="SUITE.toml", help="A suite file, e.g. suites/smoke.toml.")],
     json_out: JsonOut = None,
     timeout: Timeout = DEFAULT_VARIANT_TIMEOUT_S,
+    gpus: Annotated[Optional[str], typer.Option(
+        "--gpus", metavar="all|0,1",
+        help="Spread the rows over these GPUs (one worker process each, nvidia-smi numbering); "
+             "each row records its GPU. Default: one GPU.")] = None,
 ) -> None:
     """Run a whole suite (families x variants x sizes) into one results JSON; exit 1 if any variant is wrong.
 
@@ -190,9 +204,12 @@ def suite(
         spec_file = load(suite_file)
         if json_out is not None and not json_out.parent.is_dir():
             raise UsageError(f"--json {json_out}: directory {json_out.parent} does not exist")
-        with _progress_bar(len(spec_file.cases)) as on_step:
-            outcome = run_suite(spec_file, json_out, lambda label, step: on_step(
-                Step(f"{label} {step.variant}", step.step, step.index, step.total)), timeout_s=_positive(timeout))
+        if gpus is not None:
+            outcome = _run_on_gpus(spec_file, gpus, json_out, _positive(timeout))
+        else:
+            with _progress_bar(len(spec_file.cases)) as on_step:
+                outcome = run_suite(spec_file, json_out, lambda label, step: on_step(
+                    Step(f"{label} {step.variant}", step.step, step.index, step.total)), timeout_s=_positive(timeout))
         limits = ceilings.load(device_info())
     groups: dict[tuple[str, str], list] = {}
     for row in outcome.rows:

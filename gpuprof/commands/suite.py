@@ -46,6 +46,14 @@ def sweep_label(defines: dict[str, int]) -> str:
     return "[" + ",".join(f"{k}={v}" for k, v in defines.items()) + "]" if defines else ""
 
 
+def label_rows(rows: list[results.Row], case: SuiteCase) -> list[results.Row]:
+    """Mark a case's fresh rows: its sweep defines in the variant name, and its control flag."""
+    for row in rows:
+        row.variant += sweep_label(case.defines)
+        row.control = case.control
+    return rows
+
+
 def run_suite(suite: Suite, json_out: Path | None = None,
               progress: Callable[[str, Progress], None] | None = None,
               timeout_s: float = DEFAULT_VARIANT_TIMEOUT_S) -> results.Results:
@@ -65,14 +73,14 @@ def _run_cases(suite: Suite, json_out: Path | None, progress: Callable[[str, Pro
         earlier = outcome.rows if outcome is not None else []
         labelled = 0
 
-        def save(part: results.Results, label: str = label, earlier: list[results.Row] = earlier) -> None:
+        def save(part: results.Results, case: SuiteCase = case, earlier: list[results.Row] = earlier) -> None:
             """After every variant: earlier cases' rows plus this case's so far."""
             nonlocal outcome, labelled
-            for row in part.rows[labelled:]:
-                row.variant += label
+            label_rows(part.rows[labelled:], case)
             labelled = len(part.rows)
             first = outcome or replace(part, command=f"gpuprof suite {suite.path}",
-                                       timing_policy={"suite": suite.name, **suite.timing})
+                                       timing_policy={"suite": suite.name, **suite.gate_timing(), **suite.timing},
+                                       compare={"preset": suite.compare_preset})
             outcome = replace(first, rows=earlier + part.rows)  # the first case's time and environment
             if json_out is not None:
                 results.save(outcome, json_out)

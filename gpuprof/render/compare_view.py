@@ -1,4 +1,5 @@
-"""Compare reports as a Rich table, a GitHub step summary (Markdown) and a JSON verdict list."""
+"""Compare reports as a Rich table, a GitHub step summary (Markdown), a JSON verdict list and
+github-action-benchmark's customSmallerIsBetter JSON."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import asdict
 from rich.table import Table
 from rich.text import Text
 
-from gpuprof.analysis.compare import CompareReport, Status, Verdict, gate
+from gpuprof.analysis.compare import UNDECIDED, CompareReport, FailOn, Reason, Status, Verdict, gate
 from gpuprof.render import units
 
 # Worst first, so a reader meets the failures before the noise.
@@ -25,9 +26,12 @@ _HEADERS = ("row", "verdict", "base", "new", "change", "CI of change", "p", "rea
 
 def render_compare_table(report: CompareReport) -> Table:
     table = Table(title=f"{report.base_label} → {report.new_label}  ({_policy_line(report)})",
-                  caption=_counts_line(report), title_justify="left", caption_justify="left")
+                  caption="\n".join(verdict_lines(report)), title_justify="left", caption_justify="left")
+    longest = max((len(v.row_id) for v in report.verdicts), default=3)
     for header in _HEADERS:
-        table.add_column(header, justify="right" if header in ("base", "new", "change", "p") else "left")
+        # Row ids are never cut: narrow consoles squeeze and wrap the other columns instead.
+        extra = {"min_width": longest, "no_wrap": True} if header == "row" else {"overflow": "fold"}
+        table.add_column(header, justify="right" if header in ("base", "new", "change", "p") else "left", **extra)
     for v in _ordered(report.verdicts):
         table.add_row(*_cells(v, Text(v.status.value, style=_STYLE[v.status])))
     return table
@@ -45,14 +49,16 @@ def compare_markdown(report: CompareReport) -> str:
         _counts_line(report),
         "",
     ]
+    lines += [f"- {_md(line)}" for line in verdict_lines(report)] + [""]
     lines += [f"- **fails:** {_md(f)}" for f in failures] + ([""] if failures else [])
     lines += [f"> ⚠️ {_md(w)}" for w in report.warnings] + ([""] if report.warnings else [])
     changed = [v for v in _ordered(report.verdicts) if v.status is not Status.SAME]
     same = [v for v in report.verdicts if v.status is Status.SAME]
     if changed:
-        lines += _md_table(changed) + [""]
+        lines += _md_table(changed, report) + [""]
     if same:
-        lines += [f"<details><summary>{len(same)} rows SAME</summary>", "", *_md_table(same), "", "</details>", ""]
+        lines += [f"<details><summary>{len(same)} rows SAME</summary>", "", *_md_table(same, report), "",
+                  "</details>", ""]
     for label, ids in (("Added", report.added), ("Removed", report.removed)):
         if ids:
             lines += [f"**{label}:** " + ", ".join(f"`{i}`" for i in ids), ""]
@@ -73,9 +79,89 @@ def compare_json(report: CompareReport) -> str:
         "verdicts": [asdict(v) for v in report.verdicts],
         "added": report.added,
         "removed": report.removed,
+        "resized": [list(pair) for pair in report.resized],
+        "coarse": [v.row_id for v in report.coarse()],
+        "fail_on": sorted(f.value for f in report.fail_on),
+        "run_shift": {**asdict(report.shift), "ratio": report.shift.ratio if report.shift.estimated else None,
+                      "summary": report.shift.describe()},
+        "history": None if report.history is None else {
+            "runs": report.history.runs, "sigma": report.history.sigma, "dof": report.history.dof,
+            "row_sigma": report.history.row_sigma},
+        "summary": verdict_lines(report),
         "warnings": report.warnings,
     }
     return json.dumps(data, indent=1, ensure_ascii=False)
+
+
+def verdict_lines(report: CompareReport) -> list[str]:
+    """What was compared and what each group means for the gate, one line per non-empty group."""
+    c = report.counts()
+    fail_on = report.fail_on
+    relative = " (relative to the run shift)" if report.shift.estimated else ""
+    lines = [f"{c[Status.SAME] + c[Status.FASTER] + c[Status.SLOWER]} rows compared{relative}: "
+             f"{c[Status.SLOWER]} SLOWER (fail), {c[Status.FASTER]} FASTER, {c[Status.SAME]} SAME",
+             report.shift.describe()]
+    if report.history is not None and report.history.sigma is not None:
+        h = report.history
+        lines.append(f"history: {h.runs} BASE runs; run-to-run spread {h.sigma * 100:.2f} % (pooled, {h.dof} "
+                     f"degrees of freedom) widens every interval by ±{h.widening(report.policy.alpha) * 100:.1f} %")
+    by_reason = {r: [v for v in report.verdicts if v.reason is r] for r in Reason}
+    undecided = [v for v in report.verdicts if v.status is Status.INCONCLUSIVE and v.reason in UNDECIDED]
+    groups = [
+        (undecided, "INCONCLUSIVE: the gate could not decide (take more samples)",
+         FailOn.INCONCLUSIVE in fail_on, "--fail-on inconclusive makes them fail"),
+        (by_reason[Reason.UNTIMED_IN_NEW], "timed in BASE but no samples in NEW (a host sync? a hang?)",
+         FailOn.UNTIMED in fail_on, "--fail-on none lets them pass"),
+        (by_reason[Reason.NEWLY_WRONG], "newly WRONG: ok in BASE, wrong in NEW", True, ""),
+        (by_reason[Reason.WRONG_RESULT], "still wrong (not ok in BASE either)", False, "not a new failure"),
+        (by_reason[Reason.BASE_WRONG], "fixed since BASE (wrong there, so no baseline time)", False, ""),
+        (by_reason[Reason.SKIPPED_IN_NEW], "SKIPPED in NEW for environment reasons (not a wrong result)",
+         FailOn.MISSING in fail_on, "--fail-on missing makes them fail"),
+        (report.added_only, "added: no baseline, not judged", False, ""),
+        (report.removed_only, "removed: in BASE only, not judged", FailOn.MISSING in fail_on,
+         "--fail-on missing makes them fail"),
+        (report.resized, "resized: same variant at another size, not compared", FailOn.MISSING in fail_on,
+         "--fail-on missing makes them fail"),
+    ]
+    for items, what, fails, hint in groups:
+        if items:
+            effect = "fail the gate" if fails else "pass" + (f"; {hint}" if hint else "")
+            lines.append(f"{len(items)} {what}: {effect}")
+    coarse = report.coarse()
+    if coarse:
+        worst = max(v.resolution or 0.0 for v in coarse)
+        lines.append(f"{len(coarse)} rows resolve only ±{worst * 100:.1f} % or worse, coarser than the "
+                     f"±{report.policy.min_effect * 100:g} % min effect: they cannot be called SAME "
+                     "(time longer: the suite's compare preset makes the stop rule aim for it)")
+    return lines
+
+
+def gab_json(report: CompareReport) -> str:
+    """github-action-benchmark's 'customSmallerIsBetter' list: one entry per NEW row timed, in µs."""
+    verdicts = {v.row_id: v for v in report.verdicts}
+    entries = []
+    for rid, median_s in report.new_medians.items():
+        entry: dict = {"name": rid, "unit": "us", "value": round(median_s * 1e6, 4)}
+        v = verdicts.get(rid)
+        if v is not None and v.ci_low is not None and v.ci_high is not None and v.ratio:
+            half = max(v.ci_high - v.ratio, v.ratio - v.ci_low) / v.ratio
+            entry["range"] = f"± {half * 100:.2f} %"
+        if v is not None:
+            entry["extra"] = f"{v.status.value} ({v.reason.value}) vs {report.base_label}"
+        entries.append(entry)
+    return json.dumps(entries, indent=1, ensure_ascii=False)
+
+
+def trend(values: list[float | None]) -> str:
+    """A sparkline of medians, oldest first ('▁▃█'); '·' where a run did not time the row."""
+    bars = "▁▂▃▄▅▆▇█"
+    known = [v for v in values if v is not None]
+    if not known:
+        return ""
+    low, high = min(known), max(known)
+    if high <= low * 1.005:  # flat within 0.5 %: noise, drawn as a level line
+        return "".join("▄" if v is not None else "·" for v in values)
+    return "".join("·" if v is None else bars[round((v - low) / (high - low) * (len(bars) - 1))] for v in values)
 
 
 def _ordered(verdicts: list[Verdict]) -> list[Verdict]:
@@ -98,10 +184,17 @@ def _cells(v: Verdict, status: Text | str) -> tuple:
             _interval(v), _p(v.p_value), v.reason.value)
 
 
-def _md_table(verdicts: list[Verdict]) -> list[str]:
-    lines = ["| " + " | ".join(_HEADERS) + " | detail |", "|" + "---|" * (len(_HEADERS) + 1)]
+def _md_table(verdicts: list[Verdict], report: CompareReport) -> list[str]:
+    """With history, a trend column: the row's median in each BASE run, then NEW."""
+    history = report.history
+    headers = [*_HEADERS, *(["trend"] if history else []), "detail"]
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     for v in verdicts:
-        cells = [f"`{v.row_id}`", f"**{v.status.value}**", *_cells(v, "")[2:], v.detail]
+        cells = [f"`{v.row_id}`", f"**{v.status.value}**", *_cells(v, "")[2:]]
+        if history:
+            cells.append(trend([*history.medians.get(v.row_id, [None] * history.runs),
+                                report.new_medians.get(v.row_id)]))
+        cells.append(v.detail)
         lines.append("| " + " | ".join(_md(str(c)) for c in cells) + " |")
     return lines
 

@@ -178,3 +178,73 @@ def test_compare_imports_nothing_gpu_related():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[2])
     assert out.stdout.strip() == "[]"
+
+
+# --- issue 13: presets from the file, history, fail-on, exports ---
+
+def test_the_suites_preset_in_new_is_used_unless_preset_is_given(files):
+    """A 1.5 % change: SLOWER under strict (min effect 1 %), SAME under default (2 %)."""
+    base, new = results(noise=0.001, seed=1), results(median=1.015e-3, noise=0.001, seed=2)
+    new.compare = {"preset": "strict"}
+    paths = files(base, new)
+    from_file = invoke(*paths)
+    assert from_file.exit_code == 1 and "preset strict" in from_file.stdout
+    overridden = invoke(*paths, "--preset", "default")
+    assert overridden.exit_code == 0 and "preset default" in overridden.stdout
+
+
+def test_several_base_files_give_history_and_a_trend(tmp_path):
+    paths = []
+    for i, median in enumerate([1.0e-3, 1.001e-3, 0.999e-3]):
+        paths.append(str(save(results(median=median, seed=i), tmp_path / f"base{i}.json")))
+    new = str(save(results(median=1.0e-3, seed=9), tmp_path / "new.json"))
+    summary = tmp_path / "summary.md"
+    result = invoke(*paths, new, "--markdown", str(summary))
+    assert result.exit_code == 0, result.output
+    assert "history: 3 BASE runs" in result.stdout
+    text = summary.read_text()
+    assert "| trend |" in text and "history: 3 BASE runs" in text
+    same = invoke("--base", paths[0], "--base", paths[1], "--base", paths[2], new)
+    assert same.exit_code == 0 and "history: 3 BASE runs" in same.stdout
+
+
+def test_one_file_is_a_usage_error(files):
+    base, _ = files(results(), results())
+    result = invoke(base)
+    assert result.exit_code == 2 and "give BASE and NEW" in error_lines(result)[-1]
+
+
+def test_export_for_github_action_benchmark(files, tmp_path):
+    out = tmp_path / "gab.json"
+    result = invoke(*files(results(seed=1), results(median=1.05e-3, seed=2)), "--export-gab", str(out))
+    assert result.exit_code == 1
+    (entry,) = json.loads(out.read_text())
+    assert entry["name"] == "vecadd/grid/67108864" and entry["unit"] == "us"
+    assert entry["value"] == pytest.approx(1050, rel=0.01)
+    assert entry["range"].startswith("± ") and entry["extra"].startswith("SLOWER (clear_gap)")
+
+
+def test_untimed_in_new_fails_and_fail_on_none_lets_it_pass(files):
+    new = results(seed=2)
+    new.rows[0].timing.samples_s = []
+    paths = files(results(seed=1), new)
+    result = invoke(*paths)
+    assert result.exit_code == 1 and "untimed_in_new" in error_lines(result)[-1]
+    assert "1 timed in BASE but no samples in NEW" in result.stdout
+    assert invoke(*paths, "--fail-on", "none").exit_code == 0
+
+
+def test_mode_mismatch_is_exit_2_unless_allowed(files):
+    new = results(seed=1)
+    new.rows[0].timing.mode = "graph"
+    paths = files(results(seed=1), new)
+    refused = invoke(*paths)
+    assert refused.exit_code == 2 and "--allow-mismatch" in error_lines(refused)[-1]
+    assert invoke(*paths, "--allow-mismatch").exit_code == 0
+
+
+def test_json_reports_the_run_shift_and_the_summary(files):
+    result = invoke(*files(results(seed=1), results(seed=1)), "--format", "json")
+    data = json.loads(result.stdout)
+    assert data["run_shift"]["ratio"] is None and "cannot tell" in data["run_shift"]["summary"]
+    assert data["fail_on"] == ["untimed"] and data["summary"][0].startswith("1 rows compared")

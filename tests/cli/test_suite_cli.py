@@ -60,3 +60,33 @@ def test_sweep_rows_get_their_defines_in_the_variant_name(tmp_path, monkeypatch)
     outcome = suite_runner.run_suite(loaded)
     assert [r.variant for r in outcome.rows] == ["warptile[BM=64]", "warptile[BM=128]"]
     assert len({r.id for r in outcome.rows}) == 2  # distinct ids, so compare can tell them apart
+
+
+def test_suite_writes_its_compare_preset_gate_target_and_control_rows(tmp_path, monkeypatch):
+    suite = tmp_path / "gate.toml"
+    suite.write_text('schema = 1\nname = "gate"\ncompare = { preset = "strict" }\n'
+                     '[[case]]\nfamily = "vecadd"\nvariants = ["grid"]\n'
+                     '[[case]]\nfamily = "matmul"\nvariants = ["smem_tiled"]\ncontrol = true\n')
+    seen = []
+
+    def run_family(request, progress=None, checkpoint=None, worker=None):
+        seen.append(request.policy)
+        return fake_run_family(request, progress, checkpoint, worker)
+
+    monkeypatch.setattr(suite_runner, "run_family", run_family)
+    out = tmp_path / "gate.json"
+    outcome = suite_runner.run_suite(suite_runner.load(suite), out)
+    saved = results.load(out)
+    assert saved.compare == outcome.compare == {"preset": "strict"}
+    assert [r.control for r in saved.rows] == [False, True]
+    assert {(p.target_resolution, p.resolution_alpha) for p in seen} == {(0.004, 0.05)}
+    assert saved.timing_policy["target_resolution"] == 0.004
+
+
+def test_gpus_naming_a_missing_gpu_is_one_usage_line(monkeypatch):
+    from gpuprof.commands import suite_gpus
+
+    monkeypatch.setattr(suite_gpus, "visible_gpu_count", lambda: 2)
+    result = CliRunner().invoke(app, ["suite", "suites/smoke.toml", "--gpus", "0,5"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "GPU 5 does not exist (this machine has 2: 0..1)" in result.output

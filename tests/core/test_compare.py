@@ -17,8 +17,11 @@ from gpuprof.analysis.compare import (
     decide,
     gate,
     median_interval,
+    median_resolution,
+    parse_fail_on,
     policy_for,
 )
+from gpuprof import results as results_io
 from gpuprof.analysis.stats import summarize
 from gpuprof.errors import InputError, UsageError
 from gpuprof.results import CheckResult, Results, Row, Timing
@@ -131,9 +134,21 @@ def test_too_few_samples_is_inconclusive():
     assert "needs at least 10" in verdict.detail
 
 
-def test_row_without_timing_is_inconclusive_not_timed():
-    verdict, _ = one_verdict(make_row(seed=1), make_row(n=0))
+def test_row_timed_in_base_without_samples_in_new_fails_by_default():
+    """A regression that adds a host sync ends with zero samples: it must not pass as 'no regression'."""
+    verdict, report = one_verdict(make_row(seed=1), make_row(n=0))
+    assert (verdict.status, verdict.reason) == (Status.INCONCLUSIVE, Reason.UNTIMED_IN_NEW)
+    (failure,) = gate(report)
+    assert "untimed_in_new" in failure
+    relaxed = compare_results(make_results(make_row(seed=1)), make_results(make_row(n=0)), DEFAULT,
+                              fail_on=parse_fail_on("none"))
+    assert gate(relaxed) == []
+
+
+def test_row_untimed_in_base_is_inconclusive_not_timed():
+    verdict, report = one_verdict(make_row(n=0), make_row(seed=1))
     assert (verdict.status, verdict.reason) == (Status.INCONCLUSIVE, Reason.NOT_TIMED)
+    assert gate(report) == []
 
 
 def test_newly_wrong_row_fails_the_gate():
@@ -190,8 +205,11 @@ def test_environment_drift_warns(key, word):
     assert word in warning and "'other'" in warning
 
 
-def test_different_timing_modes_warn_per_row():
-    report = compare_results(make_results(make_row(seed=1)), make_results(make_row(seed=1, mode="hot")), DEFAULT)
+def test_different_timing_modes_are_refused_unless_allowed():
+    base, new = make_results(make_row(seed=1)), make_results(make_row(seed=1, mode="hot"))
+    with pytest.raises(InputError, match="timing mode 'cold' in BASE but 'hot' in NEW.*--allow-mismatch"):
+        compare_results(base, new, DEFAULT)
+    report = compare_results(base, new, DEFAULT, allow_mismatch=True)
     (warning,) = report.warnings
     assert warning.startswith("vecadd/grid/67108864: timing mode 'cold' in BASE but 'hot' in NEW")
 
@@ -246,3 +264,167 @@ def test_recorded_slower_warptile_build_fails_the_gate():
     assert slower[0].ratio > 1.02 and slower[0].reason is Reason.CLEAR_GAP
     assert len(report.removed) == 3  # the vecadd rows the single run did not have
     assert gate(report)
+
+
+# --- whole-run shifts, controls and honest verdicts (issue 13) ---
+
+def scaled(results, factor, variants=None):
+    """Every sample (of the named variants) times factor, clocks divided by it: a slower run."""
+    for row in results.rows:
+        if row.timing and (variants is None or row.variant in variants):
+            row.timing.samples_s = [s * factor for s in row.timing.samples_s]
+            row.timing.sm_clock_mhz = [c / factor for c in row.timing.sm_clock_mhz]
+    return results
+
+
+def recorded(name):
+    return results_io.load(RECORDED / f"{name}.json")
+
+
+def test_recorded_run_slower_as_a_whole_is_a_shift_not_a_regression():
+    """Every sample of the recorded H100 NEW run x1.025 (another card, a warmer room): the gate passes."""
+    report = compare_results(recorded("smoke_a"), scaled(recorded("smoke_b"), 1.025), DEFAULT)
+    assert report.shift.controls == ("vecadd/torch/67108864", "matmul/cublas/2048x2048x2048")
+    assert report.shift.ratio == pytest.approx(1.025, abs=0.002)
+    text = report.shift.describe()
+    assert text.startswith("the whole run is 2.") and "% slower" in text and "clocks 1946 vs 1995 MHz" in text
+    assert all(v.status is Status.SAME for v in report.verdicts)
+    assert all(v.raw_ratio > 1.02 for v in report.verdicts)  # each row alone would have read SLOWER
+    assert gate(report) == []
+
+
+def test_recorded_run_shift_plus_one_slower_row_fails_on_that_row_only():
+    new = scaled(scaled(recorded("smoke_b"), 1.025), 1.06, variants={"warptile"})
+    report = compare_results(recorded("smoke_a"), new, DEFAULT)
+    slower = [v for v in report.verdicts if v.status is Status.SLOWER]
+    assert [v.row_id for v in slower] == ["matmul/warptile/2048x2048x2048"]
+    assert slower[0].ratio == pytest.approx(1.06, abs=0.005) and slower[0].ci_low > 1.02
+    (failure,) = gate(report)
+    assert failure.startswith("matmul/warptile/2048x2048x2048 SLOWER (clear_gap)")
+
+
+def test_without_controls_the_report_says_it_cannot_separate_a_shift():
+    base, new = recorded("smoke_a"), scaled(recorded("smoke_b"), 1.025)
+    for row in (*base.rows, *new.rows):
+        row.vendor = False
+    report = compare_results(base, new, DEFAULT)
+    assert not report.shift.estimated
+    assert "cannot tell a whole-run shift" in report.shift.describe()
+    assert any(w.startswith("clocks 1946 vs 1995 MHz") for w in report.warnings)
+    assert gate(report)  # judged raw, the shift reads as regressions: the report says why
+
+
+def test_suite_control_rows_count_as_controls():
+    base = make_results(make_row("grid", seed=1), make_row("one_block", seed=2))
+    new = make_results(make_row("grid", median=1.03e-3, seed=3), make_row("one_block", median=1.03e-3, seed=4))
+    base.rows[1].control = new.rows[1].control = True
+    report = compare_results(base, new, DEFAULT)
+    assert report.shift.controls == ("vecadd/one_block/67108864",)
+    grid, control = report.verdicts
+    assert grid.status is Status.SAME and grid.raw_ratio > 1.02
+    assert (control.status, control.reason) == (Status.SAME, Reason.CONTROL)
+    assert gate(report) == []
+
+
+def test_one_control_that_moved_against_the_others_is_judged():
+    rows = [make_row(v, seed=i) for i, v in enumerate(["a", "b", "c", "d"])]
+    moved = [make_row(v, median=1.03e-3 if v != "d" else 1.10e-3, seed=10 + i) for i, v in enumerate("abcd")]
+    for row in (*rows, *moved):
+        row.vendor = True
+    report = compare_results(make_results(*rows), make_results(*moved), DEFAULT)
+    assert report.shift.ratio == pytest.approx(1.03, abs=0.005)  # the median of four: d cannot drag it
+    assert {v.row_id: v.status for v in report.verdicts}["vecadd/d/67108864"] is Status.SLOWER
+
+
+def test_skipped_in_new_is_an_environment_problem_not_newly_wrong():
+    skipped = make_row(status="skipped", n=0)
+    skipped.check.reasons = ["not run: PyTorch is not installed"]
+    verdict, report = one_verdict(make_row(seed=1), skipped)
+    assert (verdict.status, verdict.reason) == (Status.INCONCLUSIVE, Reason.SKIPPED_IN_NEW)
+    assert "PyTorch is not installed" in verdict.detail
+    assert gate(report) == []
+    strict = compare_results(make_results(make_row(seed=1)), make_results(skipped), DEFAULT,
+                             fail_on=parse_fail_on("missing"))
+    assert gate(strict)
+
+
+def test_fail_on_inconclusive_makes_undecided_rows_fail():
+    base, new = make_results(make_row(noise=0.05, seed=1)), make_results(make_row(median=1.02e-3, noise=0.05, seed=2))
+    assert compare_results(base, new, DEFAULT).verdicts[0].status is Status.INCONCLUSIVE
+    assert gate(compare_results(base, new, DEFAULT)) == []
+    (failure,) = gate(compare_results(base, new, DEFAULT, fail_on=parse_fail_on("inconclusive")))
+    assert "INCONCLUSIVE (overlapping)" in failure
+
+
+def test_resized_and_removed_rows_are_told_apart_and_fail_with_missing():
+    base = make_results(make_row("grid", seed=1), make_row("one_block", seed=2), make_row("torch", seed=3))
+    new = make_results(make_row("grid", seed=1), make_row("one_block", seed=2, size={"n": 1 << 20}))
+    report = compare_results(base, new, DEFAULT)
+    assert report.resized == [("vecadd/one_block/67108864", "vecadd/one_block/1048576")]
+    assert report.removed_only == ["vecadd/torch/67108864"] and report.added_only == []
+    assert gate(report) == []
+    failures = gate(compare_results(base, new, DEFAULT, fail_on=parse_fail_on("missing")))
+    assert failures == ["vecadd/torch/67108864 removed: in BASE, not in NEW",
+                        "vecadd/one_block/67108864 resized to vecadd/one_block/1048576: not compared"]
+
+
+def test_size_keys_that_differ_under_one_id_are_refused():
+    with pytest.raises(InputError, match="size .* in BASE but .* in NEW.*--allow-mismatch"):
+        compare_results(make_results(make_row(seed=1, size={"n": 64})), make_results(make_row(seed=1, size={"m": 64})),
+                        DEFAULT)
+
+
+def test_rows_are_paired_by_id_and_gpu_model():
+    base, new = make_results(make_row(seed=1)), make_results(make_row(seed=1))
+    new.rows[0].gpu = {"index": 1, "uuid": "GPU-x", "name": "NVIDIA H200"}
+    with pytest.raises(InputError, match="ran on 'NVIDIA H100 80GB HBM3' in BASE and on 'NVIDIA H200' in NEW"):
+        compare_results(base, new, DEFAULT)
+    new.rows[0].gpu["name"] = H100  # another card of the same model, from a --gpus run: compared
+    assert compare_results(base, new, DEFAULT).verdicts[0].status is Status.SAME
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (None, {"untimed"}), ("inconclusive,missing", {"untimed", "inconclusive", "missing"}),
+    ("none", set()), ("none,missing", {"missing"}),
+])
+def test_parse_fail_on(text, expected):
+    assert {f.value for f in parse_fail_on(text)} == expected
+
+
+def test_parse_fail_on_refuses_unknown_words():
+    with pytest.raises(UsageError, match="--fail-on 'slow'"):
+        parse_fail_on("slow")
+
+
+def test_history_widens_intervals_by_the_run_to_run_spread():
+    """Four BASE runs whose medians wobble by ~1.5 % per row: a 3 % change is no longer SLOWER."""
+    wobble = [1.0, 1.015, 0.985, 1.01]
+    bases = [make_results(make_row("grid", median=1e-3 * w, noise=0.002, seed=i),
+                          make_row("one_block", median=2e-3 / w, noise=0.002, seed=20 + i)) for i, w in enumerate(wobble)]
+    new = make_results(make_row("grid", median=1.04e-3, noise=0.002, seed=9),
+                       make_row("one_block", median=2e-3, noise=0.002, seed=29))
+    alone = compare_results(bases[-1], new, DEFAULT)
+    assert {v.row_id: v.status for v in alone.verdicts}["vecadd/grid/67108864"] is Status.SLOWER
+    report = compare_results(bases[-1], new, DEFAULT, history=bases[:-1])
+    assert report.history.runs == 4 and report.history.sigma == pytest.approx(0.013, abs=0.004)
+    assert report.history.medians["vecadd/grid/67108864"][0] == pytest.approx(1e-3, rel=0.01)
+    assert {v.row_id: v.status for v in report.verdicts}["vecadd/grid/67108864"] is Status.INCONCLUSIVE
+
+
+def test_coarse_rows_are_listed():
+    report = compare_results(make_results(make_row(noise=0.05, seed=1)), make_results(make_row(noise=0.05, seed=2)),
+                             DEFAULT)
+    (coarse,) = report.coarse()
+    assert coarse.resolution > DEFAULT.min_effect
+
+
+def test_median_resolution_is_the_medians_relative_half_width():
+    values = np.arange(1.0, 11.0)  # n = 10 at alpha 0.01: the interval is [min, max] = [1, 10], median 5.5
+    assert median_resolution(values, 0.01) == pytest.approx(4.5 / 5.5)
+    assert median_resolution(values[:5], 0.01) == float("inf")
+
+
+def test_history_from_another_gpu_model_is_refused():
+    other = make_results(make_row(seed=3), gpu_name="NVIDIA A100-SXM4-80GB")
+    with pytest.raises(InputError, match="history BASE ran on 'NVIDIA A100-SXM4-80GB'"):
+        compare_results(make_results(make_row(seed=1)), make_results(make_row(seed=2)), DEFAULT, history=[other])

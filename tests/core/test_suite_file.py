@@ -68,8 +68,26 @@ def test_case_timing_overrides_the_suite_timing(tmp_path):
                       '[[case]]\nfamily = "vecadd"\ntiming = { max_time_s = 0.5, mode = "hot" }\n')
     (case,) = suite.cases
     assert case == SuiteCase(family="vecadd", variants="all", sizes=None, timing={"max_time_s": 0.5, "mode": "hot"})
-    assert suite.case_timing(case) == {"mode": "hot", "max_time_s": 0.5}
+    assert suite.case_timing(case) == {"mode": "hot", "max_time_s": 0.5,
+                                       "target_resolution": 0.008, "resolution_alpha": 0.01}
     assert suite.name == "t" and suite.compare_preset == "default"
+
+
+def test_compare_preset_sets_the_stop_rules_gate_target_unless_the_suite_does(tmp_path):
+    """strict: min effect 1 %, alpha 0.05 -> the median resolved to ±0.4 % at 95 %."""
+    strict = load_text(tmp_path, HEAD + 'compare = { preset = "strict" }\n[[case]]\nfamily = "vecadd"\n')
+    (case,) = strict.cases
+    assert strict.case_timing(case) == {"target_resolution": 0.004, "resolution_alpha": 0.05}
+    own = load_text(tmp_path, HEAD + 'timing = { target_resolution = 0.02, resolution_budget_s = 5.0 }\n'
+                    '[[case]]\nfamily = "vecadd"\n')
+    assert own.case_timing(own.cases[0])["target_resolution"] == 0.02
+
+
+def test_control_cases_are_marked(tmp_path):
+    suite = load_text(tmp_path, HEAD + '[[case]]\nfamily = "vecadd"\ncontrol = true\n[[case]]\nfamily = "matmul"\n')
+    assert [c.control for c in suite.cases] == [True, False]
+    with pytest.raises(InputError, match="'control' must be true or false"):
+        load_text(tmp_path, HEAD + '[[case]]\nfamily = "vecadd"\ncontrol = "yes"\n')
 
 
 def test_sweep_expands_to_the_cartesian_product_of_params(tmp_path):

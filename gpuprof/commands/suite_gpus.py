@@ -1,0 +1,222 @@
+"""`gpuprof suite --gpus`: one worker process per GPU, the suite's rows spread across them, one
+merged results file (in the suite's order) rewritten atomically after every row.
+
+Each GPU process sees only its GPU (CUDA_VISIBLE_DEVICES, set before anything touches CUDA; the
+processes are spawned, never forked) and pulls the next unit (one variant of one case at one size)
+from a shared queue, so a fast GPU or short variants never wait for a slow one. Nothing passes
+between GPUs: no NCCL, no peer access.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gpuprof import results
+from gpuprof.commands.run import DEFAULT_VARIANT_TIMEOUT_S, RunRequest, run_family
+from gpuprof.commands.suite import case_variants, label_rows, policy_of
+from gpuprof.errors import EnvironmentProblem, Finding, GpuprofError, Interrupted, UsageError
+from gpuprof.measure import isolation
+from gpuprof.suite_file import Suite
+from gpuprof.variants import catalog
+
+POLL_S = 1.0
+_ERROR_BY_CODE = {1: Finding, 2: UsageError, 3: EnvironmentProblem, 130: Interrupted}  # how often the parent checks that the GPU processes are still alive
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One variant of one case at one size; number is its place in the suite's order."""
+
+    number: int
+    case_index: int
+    variant: str
+    size: dict[str, int] | None
+
+
+@dataclass(frozen=True)
+class UnitDone:
+    """What a GPU process sends back after one unit: its rows, or the error that stopped it."""
+
+    number: int
+    gpu: int
+    environment: dict[str, Any]
+    rows: list[results.Row]
+    error: tuple[int, str] | None = None  # (exit code, message)
+
+
+RunUnit = Callable[[Suite, Unit, isolation.Worker], results.Results]
+
+
+def parse_gpus(text: str, count: int) -> list[int]:
+    """'all' -> every GPU; '0,1' -> those indices (as nvidia-smi numbers them), each once and present."""
+    if count < 1:
+        raise EnvironmentProblem("--gpus: no CUDA GPU is visible")
+    if text.strip().lower() == "all":
+        return list(range(count))
+    try:
+        chosen = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise UsageError(f"--gpus {text!r}: give 'all' or GPU indices like 0,1") from None
+    if not chosen or len(set(chosen)) != len(chosen):
+        raise UsageError(f"--gpus {text!r}: give 'all' or distinct GPU indices like 0,1")
+    missing = [g for g in chosen if not 0 <= g < count]
+    if missing:
+        raise UsageError(f"--gpus {text!r}: GPU {missing[0]} does not exist (this machine has {count}: 0..{count - 1})")
+    return chosen
+
+
+def visible_gpu_count() -> int:
+    from gpuprof.gpu import cupy
+
+    return int(cupy().cuda.runtime.getDeviceCount())
+
+
+def units_of(suite: Suite) -> list[Unit]:
+    """Every (case, size, variant) in the suite's order; 'all' expands to the family's variants."""
+    units: list[Unit] = []
+    for index, case in enumerate(suite.cases):
+        if case.variants == "all":
+            family = catalog.load_family(case.family)
+            names = [*family.variant_names, *(v.name for v in case_variants(suite, case))]
+        else:
+            names = list(case.variants)
+        for size in (case.sizes or [None]):
+            units.extend(Unit(len(units), index, name, size) for name in names)
+    return units
+
+
+def run_unit(suite: Suite, unit: Unit, worker: isolation.Worker) -> results.Results:
+    """The real work of one unit, inside a GPU process (its variants run in `worker`'s child)."""
+    case = suite.cases[unit.case_index]
+    return run_family(RunRequest(family=case.family, variants=[unit.variant], size=unit.size,
+                                 policy=policy_of(suite.case_timing(case)), defines=case.defines,
+                                 extra_variants=case_variants(suite, case), timeout_s=worker.timeout_s),
+                      worker=worker)
+
+
+def gpu_record(gpu: int, environment: dict[str, Any], row: results.Row) -> dict[str, Any]:
+    """Which GPU timed the row: index (nvidia-smi numbering), UUID, model and its median SM clock."""
+    clocks = [c for c in (row.timing.sm_clock_mhz if row.timing else []) if np.isfinite(c) and c > 0]
+    return {"index": gpu, "uuid": environment.get("gpu_uuid"), "name": environment.get("gpu_name"),
+            "sm_clock_mhz": float(np.median(clocks)) if clocks else None}
+
+
+def _gpu_process(gpu: int, suite: Suite, tasks: Any, done: Any, work: RunUnit, timeout_s: float) -> None:
+    """A GPU's process: pin it to that GPU, then run units until the queue hands out None."""
+    os.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"  # the same numbering as nvidia-smi
+    os.environ["CUDA_VISIBLE_DEVICES"] = str(gpu)
+    with isolation.Worker(timeout_s) as worker:
+        while (unit := tasks.get()) is not None:
+            try:
+                part = work(suite, unit, worker)
+                for row in part.rows:
+                    row.gpu = gpu_record(gpu, part.environment, row)
+                done.put(UnitDone(unit.number, gpu, part.environment, label_rows(part.rows, suite.cases[unit.case_index])))
+            except GpuprofError as exc:
+                done.put(UnitDone(unit.number, gpu, {}, [], (exc.exit_code, str(exc))))
+            except Exception as exc:  # noqa: BLE001  (sent to the parent, which reports it in one line)
+                done.put(UnitDone(unit.number, gpu, {}, [], (3, f"GPU {gpu}: {type(exc).__name__}: {exc}")))
+
+
+class _Merged:
+    """Rows in the suite's order, whatever order the GPUs finish them in; saved after each unit."""
+
+    def __init__(self, suite: Suite, json_out: Path | None) -> None:
+        self.suite, self.json_out = suite, json_out
+        self.parts: dict[int, UnitDone] = {}
+        self.outcome: results.Results | None = None
+
+    def add(self, part: UnitDone) -> None:
+        self.parts[part.number] = part
+        ordered = [self.parts[n] for n in sorted(self.parts)]
+        gpus = {p.gpu: {"index": p.gpu, "uuid": p.environment.get("gpu_uuid"), "name": p.environment.get("gpu_name")}
+                for p in ordered}
+        first = min(ordered, key=lambda p: p.gpu).environment
+        self.outcome = results.Results(
+            environment={**first, "gpus": [gpus[g] for g in sorted(gpus)]},
+            rows=[row for p in ordered for row in p.rows],
+            command=f"gpuprof suite {self.suite.path} --gpus {','.join(str(g) for g in sorted(gpus))}",
+            timing_policy={"suite": self.suite.name, **self.suite.gate_timing(), **self.suite.timing},
+            compare={"preset": self.suite.compare_preset},
+        )
+        if self.json_out is not None:
+            results.save(self.outcome, self.json_out)
+
+
+def run_suite_on_gpus(suite: Suite, gpus: list[int], json_out: Path | None = None,
+                      on_unit: Callable[[int, int, Unit, int], None] | None = None,
+                      timeout_s: float = DEFAULT_VARIANT_TIMEOUT_S, work: RunUnit = run_unit) -> results.Results:
+    """Run every unit of the suite on the listed GPUs at once; on_unit(done, total, unit, gpu) after each.
+
+    The first unit that fails with an error stops the hand-out: the GPUs finish what they hold, then
+    the error is raised (as a single-GPU suite would). work is the per-unit job (tests pass fakes).
+    """
+    units = units_of(suite)
+    context = multiprocessing.get_context("spawn")  # never fork a process that may hold CUDA
+    tasks, done = context.Queue(), context.Queue()
+    for unit in units:
+        tasks.put(unit)
+    for _ in gpus:
+        tasks.put(None)
+    processes = [context.Process(target=_gpu_process, args=(gpu, suite, tasks, done, work, timeout_s),
+                                 name=f"gpuprof-gpu{gpu}", daemon=False) for gpu in gpus]
+    merged = _Merged(suite, json_out)
+    failure: UnitDone | None = None
+    try:
+        for process in processes:
+            process.start()
+        received = 0
+        while received < len(units):
+            try:
+                part = done.get(timeout=POLL_S)
+            except queue.Empty:
+                if not any(p.is_alive() for p in processes):
+                    raise EnvironmentProblem(f"every GPU process exited with {len(units) - received} unit(s) "
+                                             "left (exit codes " + ", ".join(str(p.exitcode) for p in processes) + ")")
+                continue
+            received += 1
+            if part.error is not None:
+                if failure is None:
+                    failure = part
+                    received += _withdraw(tasks, len(gpus))
+                continue
+            merged.add(part)
+            if on_unit:
+                on_unit(received, len(units), units[part.number], part.gpu)
+        for process in processes:
+            process.join()
+    finally:
+        for process in processes:
+            if process.is_alive():  # only after an interrupt or an error above
+                process.terminate()
+                process.join(5)
+    if failure is not None:
+        code, message = failure.error
+        raise _ERROR_BY_CODE.get(code, GpuprofError)(message)
+    if merged.outcome is None:
+        raise ValueError("a suite without cases")  # load_suite refuses those
+    return merged.outcome
+
+
+def _withdraw(tasks: Any, sentinels: int) -> int:
+    """Take back the units nobody started (keeping the stop markers); returns how many were taken."""
+    taken = 0
+    while True:
+        try:
+            item = tasks.get_nowait()
+        except queue.Empty:
+            break
+        if item is not None:
+            taken += 1
+    for _ in range(sentinels):
+        tasks.put(None)
+    tasks.cancel_join_thread()  # stop markers nobody reads any more must not hold up our exit
+    return taken

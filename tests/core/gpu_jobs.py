@@ -1,0 +1,28 @@
+"""Fake per-GPU work for tests/core/test_suite_gpus.py: module-level, so spawned GPU processes can import it."""
+
+from __future__ import annotations
+
+import os
+
+from gpuprof import results
+from gpuprof.errors import EnvironmentProblem
+from gpuprof.results import CheckResult, Results, Row, Timing
+
+
+def fake_unit(suite, unit, worker) -> Results:
+    """One row per unit; the GPU model and UUID come from the CUDA_VISIBLE_DEVICES this process was given."""
+    gpu = os.environ["CUDA_VISIBLE_DEVICES"]
+    case = suite.cases[unit.case_index]
+    size = unit.size or {"n": 1024}
+    timing = Timing(mode="cold", samples_s=[1e-3] * 10, stop_reason="converged", summary=None,
+                    sm_clock_mhz=[1900.0 + int(gpu)] * 10)
+    row = Row(family=case.family, variant=unit.variant, size=size, vendor=False,
+              check=CheckResult(status=results.OK), timing=timing)
+    return Results(environment={"gpu_name": "Fake GPU", "gpu_uuid": f"GPU-fake-{gpu}",
+                                "order": os.environ.get("CUDA_DEVICE_ORDER")}, rows=[row])
+
+
+def failing_unit(suite, unit, worker) -> Results:
+    if unit.variant == "vectorized":
+        raise EnvironmentProblem("no CUDA driver on this fake GPU")
+    return fake_unit(suite, unit, worker)
