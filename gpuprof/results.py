@@ -224,11 +224,10 @@ def atomic_write_text(path: Path, text: str) -> Path:
 
 
 def load(path: str | Path) -> Results:
+    from gpuprof.files import read_text
+
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    text = read_text(path)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -79,13 +79,10 @@ def sanitize_command(command: list[str], tools: list[str], out_dir: Path, saniti
 
 
 def import_log(path: Path, tool_name: str | None = None) -> SanitizeResult:
-    from gpuprof.errors import InputError
+    from gpuprof.files import read_text
     from gpuprof.parsers.sanitizer_log import load_xml
 
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    text = read_text(path, "sanitizer log")
     summary = load_xml(path, tool_name) if text.lstrip().startswith("<?xml") else parse_log(text, path, tool_name)
     return SanitizeResult(path.name, summary.tool, list(summary.findings), summary.error_count, log=path)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuprof.errors import InputError, UsageError
+from gpuprof.files import read_text
 
 _PACKAGED = Path(__file__).resolve().parents[1] / "_kernels"  # where a wheel puts kernels/ (pyproject force-include)
 _SOURCE_TREE = Path(__file__).resolve().parents[2] / "kernels"  # a checkout or an editable install
@@ -146,11 +147,9 @@ def load_all(root: Path | None = None) -> list[Family]:
 
 def parse_manifest(path: Path) -> Family:
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(read_text(path))
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: not valid TOML ({exc})") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
     m = _Manifest(path, data)
     family = Family(
         name=m.str("family"),

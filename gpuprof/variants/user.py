@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuprof.errors import InputError, UsageError
+from gpuprof.files import read_source, read_text
 from gpuprof.variants.catalog import Family, Variant, check_geometry, parse_variant, validate_variants
 
 _KERNEL = re.compile(r'extern\s+"C"\s+__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(\w+)\s*\(([^)]*)\)', re.S)
@@ -92,9 +93,7 @@ def load_kernels_dir(directory: Path, family: Family) -> list[Variant]:
     if not path.is_file():
         return []
     try:
-        data = tomllib.loads(path.read_text())
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+        data = tomllib.loads(read_text(path))
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: not valid TOML ({exc})") from None
     unknown = sorted(set(data) - {"family", "variant"})
@@ -113,17 +112,14 @@ def load_kernels_dir(directory: Path, family: Family) -> list[Variant]:
     validate_variants(path, family, variants)
     for variant in variants:
         if variant.is_cuda:  # a Triton variant (language = "triton") brings its own launch
-            _kernel_in(variant.file, variant.file.read_text(), family, variant.kernel)
+            _kernel_in(variant.file, read_source(variant.file), family, variant.kernel)
     return variants
 
 
 def to_variant(family: Family, spec: AddSpec) -> Variant:
     """A Variant for the user's file; its signature must be the family's (checked before any launch)."""
     path = spec.path
-    try:
-        source = path.read_text()
-    except OSError as exc:
-        raise UsageError(f"--add {path}: cannot read it ({exc.strerror or exc})") from None
+    source = read_source(path, "--add")
     name = _kernel_in(path, source, family, spec.function)
     base = family.variant(family.baseline)
     variant = Variant(
