@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import difflib
 import operator
 import tomllib
 from dataclasses import dataclass, field, replace
@@ -136,8 +137,11 @@ def family_names(root: Path | None = None) -> list[str]:
 def load_family(name: str, root: Path | None = None) -> Family:
     root = root or kernels_root()
     path = root / name / "family.toml"
-    if not path.is_file():
-        raise UsageError(f"unknown family '{name}'; choose from: {', '.join(family_names(root))}")
+    if not path.is_file() or not name.isidentifier():
+        names = family_names(root)
+        close = difflib.get_close_matches(name, names, n=1)
+        hint = f"did you mean {close[0]}? " if close else ""
+        raise UsageError(f"unknown family '{name}'; {hint}choose from: {', '.join(names)}")
     return parse_manifest(path)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 
 from gpuprof.errors import InputError, UsageError
@@ -71,17 +72,34 @@ def parameter_types(params: str) -> list[str]:
     return out
 
 
-def add_to_family(family: Family, spec: AddSpec | None) -> tuple[Family, list[Variant]]:
-    """The family with the user's variants in it (if any), and those variants as a list."""
+def add_to_family(family: Family, spec: AddSpec | Sequence[AddSpec] | None) -> tuple[Family, list[Variant]]:
+    """The family with the user's variants in it (if any), and those variants as a list. Several
+    specs (several --add) accumulate."""
+    specs = [] if spec is None else [spec] if isinstance(spec, AddSpec) else list(spec)
     extra: list[Variant] = []
-    if spec is not None and spec.kernels_dir is not None:
-        extra += load_kernels_dir(spec.kernels_dir, family)
-    if spec is not None and spec.path is not None:
-        added = to_variant(family, spec)
+    for directory in dict.fromkeys(s.kernels_dir for s in specs if s.kernels_dir is not None):
+        extra += load_kernels_dir(directory, family)
+    for one in specs:
+        if one.path is None:
+            continue
+        added = to_variant(family, one)
         if added.name in {v.name for v in extra}:
-            raise UsageError(f"variant name {added.name!r} already exists in --kernels-dir; rename {spec.path.name}")
+            origin = "--add" if any(v.name == added.name and v.technique.startswith("your variant") for v in extra) \
+                else "--kernels-dir"
+            raise UsageError(f"variant name {added.name!r} already exists in {origin}; rename {one.path.name}")
         extra.append(added)
     return family.with_variants(extra), extra
+
+
+def cli_args(specs: Sequence[AddSpec]) -> list[str]:
+    """Several specs' options again, the kernels folder once, for a profiler's or sanitizer's child."""
+    args: list[str] = []
+    for one in specs:
+        more = one.cli_args()
+        if more[:1] == ["--kernels-dir"] and "--kernels-dir" in args:
+            more = more[2:]
+        args += more
+    return args
 
 
 def load_kernels_dir(directory: Path, family: Family) -> list[Variant]:
