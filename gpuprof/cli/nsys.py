@@ -12,12 +12,13 @@ from gpuprof.cli._app import COMMAND_KEY, CommandAfterDashes, app
 from gpuprof.cli._boundary import err_console, exit_on_error
 from gpuprof.cli._options import Force, JsonOut, Size, Variants, json_target, require_family
 from gpuprof.cli._output import human_console
-from gpuprof.commands import nsys as nsys_profile
 from gpuprof.errors import Finding, UsageError
-from gpuprof.render.nsys_view import render_profile
 from gpuprof.tools.nsys import LIBS_ENV, PROFILE_TIMEOUT_S
 
 IMPORTABLE = (".nsys-rep", ".sqlite", ".qdrep")
+# = commands.nsys.DEFAULT_OUT and COUNT (a test keeps them equal); not imported, for a fast --help
+DEFAULT_OUT = Path("gpuprof-nsys")
+COUNT = 3
 
 
 @app.command(cls=CommandAfterDashes, context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
@@ -28,9 +29,9 @@ def nsys(
     size: Size = None,
     nsys_path: Annotated[str | None, typer.Option("--nsys", help="The nsys program. Default: PATH, $CUDA_HOME, Nsight Systems installs, then the copy inside Nsight Compute (<ncu dir>/host/target-linux-x64/nsys).")] = None,
     lib_path: Annotated[Path | None, typer.Option("--lib-path", help=f"Folder put first on nsys's LD_LIBRARY_PATH, e.g. one holding libdw.so.1 and libelf.so.1 for the Nsight Compute copy (also ${LIBS_ENV}).", file_okay=False)] = None,
-    out: Annotated[Path, typer.Option("--out", help="Folder for everything written (.nsys-rep, .sqlite, stats text, Chrome traces); created.")] = nsys_profile.DEFAULT_OUT,
+    out: Annotated[Path, typer.Option("--out", help="Folder for everything written (.nsys-rep, .sqlite, stats text, Chrome traces); created.")] = DEFAULT_OUT,
     import_report: Annotated[Path | None, typer.Option("--import", help="Summarise an existing .nsys-rep, or a .sqlite export (read even without nsys).", dir_okay=False)] = None,
-    count: Annotated[int, typer.Option("--count", help="Launches of each variant.")] = nsys_profile.COUNT,
+    count: Annotated[int, typer.Option("--count", help="Launches of each variant.")] = COUNT,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds each nsys run may take.")] = PROFILE_TIMEOUT_S,
     json_out: JsonOut = None,
     force: Force = False,
@@ -53,9 +54,11 @@ def nsys(
       gpuprof nsys matmul --lib-path ~/elfutils/lib   (libdw.so.1, libelf.so.1 for the nsys inside Nsight Compute)
     """
     with exit_on_error():
-        target = json_target(json_out)
+        from gpuprof.commands import nsys as nsys_profile
         from gpuprof.files import check_outputs
+        from gpuprof.render.nsys_view import render_profile
 
+        target = json_target(json_out)
         check_outputs([import_report], {"--json": target}, force)
         if import_report is not None:  # the input before the tool: a wrong file is not "nsys missing"
             if not import_report.is_file():
