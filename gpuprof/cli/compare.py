@@ -14,6 +14,10 @@ from gpuprof.cli._options import Force, JsonOut, json_target
 from gpuprof.cli._output import human_console
 from gpuprof.errors import Finding, UsageError
 
+# Beyond this many rows the terminal table shows only the rows that changed.
+LARGE_REPORT_ROWS = 200
+
+
 class OutputFormat(StrEnum):
     TABLE = "table"
     JSON = "json"
@@ -69,7 +73,8 @@ def compare(
             else:
                 atomic_write_text(Path(target), compare_json(report) + "\n")
         if str(target) != "-":
-            human_console(target).print(render_compare_table(report))
+            big = len(report.verdicts) > LARGE_REPORT_ROWS
+            human_console(target).print(render_compare_table(report, hide_same=big))
         failures = gate(report)
     if failures:
         raise Finding(f"the gate fails on {len(failures)} row(s): " + "; ".join(failures))

@@ -23,12 +23,17 @@ _STYLE = {
 _HEADERS = ("row", "verdict", "base", "new", "change", "CI of change", "p", "reason")
 
 
-def render_compare_table(report: CompareReport) -> Table:
+def render_compare_table(report: CompareReport, hide_same: bool = False) -> Table:
+    """hide_same leaves SAME rows out of the table (the caption still counts them): a terminal
+    view of 18k unchanged rows helps nobody and takes Rich minutes to lay out."""
+    shown = [v for v in _ordered(report.verdicts) if not (hide_same and v.status is Status.SAME)]
+    hidden = len(report.verdicts) - len(shown)
+    caption = _counts_line(report) + (f"; {hidden} SAME rows not shown (--json and --markdown list them)" if hidden else "")
     table = Table(title=f"{report.base_label} → {report.new_label}  ({_policy_line(report)})",
-                  caption=_counts_line(report), title_justify="left", caption_justify="left")
+                  caption=caption, title_justify="left", caption_justify="left")
     for header in _HEADERS:
         table.add_column(header, justify="right" if header in ("base", "new", "change", "p") else "left")
-    for v in _ordered(report.verdicts):
+    for v in shown:
         table.add_row(*_cells(v, Text(v.status.value, style=_STYLE[v.status])))
     return table
 
