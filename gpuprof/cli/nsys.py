@@ -29,7 +29,7 @@ def nsys(
     size: Size = None,
     nsys_path: Annotated[str | None, typer.Option("--nsys", help="The nsys program. Default: PATH, $CUDA_HOME, Nsight Systems installs, then the copy inside Nsight Compute (<ncu dir>/host/target-linux-x64/nsys).")] = None,
     lib_path: Annotated[Path | None, typer.Option("--lib-path", help=f"Folder put first on nsys's LD_LIBRARY_PATH, e.g. one holding libdw.so.1 and libelf.so.1 for the Nsight Compute copy (also ${LIBS_ENV}).", file_okay=False)] = None,
-    out: Annotated[Path, typer.Option("--out", help="Folder for everything written (.nsys-rep, .sqlite, stats text, Chrome traces); created.")] = DEFAULT_OUT,
+    out: Annotated[Path | None, typer.Option("--out", help=f"Folder for everything written (.nsys-rep, .sqlite, stats text, Chrome traces); created. Default: {DEFAULT_OUT}; with --import nothing is written unless --out is given.")] = None,
     import_report: Annotated[Path | None, typer.Option("--import", help="Summarise an existing .nsys-rep, or a .sqlite export (read even without nsys).", dir_okay=False)] = None,
     count: Annotated[int, typer.Option("--count", help="Launches of each variant.")] = COUNT,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds each nsys run may take.")] = PROFILE_TIMEOUT_S,
@@ -68,11 +68,25 @@ def nsys(
                                  f"{' or '.join(IMPORTABLE[:2])} file")
         if family is not None and family.isidentifier():
             require_family(family, "nsys")
+        scratch = None
+        if out is None and import_report is not None:  # --import writes nothing unless asked
+            import tempfile
+
+            scratch = tempfile.TemporaryDirectory(prefix="gpuprof-nsys-")
+        out_dir = Path(scratch.name) if scratch is not None else (out or DEFAULT_OUT)
         request = nsys_profile.NsysRequest(
             family=family, variants=variants, size=size, command=ctx.meta.get(COMMAND_KEY, ()), import_path=import_report,
-            out_dir=out, nsys=nsys_path, lib_path=lib_path, count=count, timeout_s=timeout, unexpected=tuple(ctx.args))
+            out_dir=out_dir, nsys=nsys_path, lib_path=lib_path, count=count, timeout_s=timeout, unexpected=tuple(ctx.args))
         with err_console.status("nsys", spinner="dots") as status:
-            result = nsys_profile.profile(request, lambda p: status.update(f"{p.variant}: {p.step} ({p.index + 1}/{p.total})"))
+            try:
+                result = nsys_profile.profile(request, lambda p: status.update(f"{p.variant}: {p.step} ({p.index + 1}/{p.total})"))
+            finally:
+                if scratch is not None:
+                    scratch.cleanup()
+        if scratch is not None:  # the scratch folder is gone: name the report itself, not it
+            from dataclasses import replace
+
+            result = replace(result, out_dir=import_report)
         if target == "-":
             import json
 
