@@ -11,13 +11,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
+from rich.markup import escape
 from typer import Abort
 
 try:  # Typer >= 0.29 vendors Click as typer._click; older ones use click itself
     from typer._click.exceptions import ClickException, MissingParameter, NoArgsIsHelpError, NoSuchOption
 except ImportError:  # pragma: no cover
     from click.exceptions import ClickException, MissingParameter, NoArgsIsHelpError, NoSuchOption
-from rich.markup import escape
 
 from gpuprof.errors import GpuprofError, Interrupted, UsageError
 

@@ -10,8 +10,16 @@ from rich.markup import escape
 
 from gpuprof.cli._app import COMMAND_KEY, CommandAfterDashes, app
 from gpuprof.cli._boundary import exit_on_error, warn
-from gpuprof.cli._options import (Force, JsonOut, Size, VariantOptions, Variants, json_target, require_family,
-                                  with_variant_options)
+from gpuprof.cli._options import (
+    Force,
+    JsonOut,
+    Size,
+    VariantOptions,
+    Variants,
+    json_target,
+    require_family,
+    with_variant_options,
+)
 from gpuprof.cli._output import human_console, write_json
 from gpuprof.errors import Finding, UsageError
 

@@ -10,8 +10,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from gpuprof.cli._app import app
 from gpuprof.cli._boundary import err_console, exit_on_error
-from gpuprof.cli._options import (Force, JsonOut, Size, VariantOptions, Variants, json_target,
-                                  with_variant_options)
+from gpuprof.cli._options import Force, JsonOut, Size, VariantOptions, Variants, json_target, with_variant_options
 from gpuprof.cli._output import human_console
 from gpuprof.errors import Finding, UsageError
 
@@ -69,6 +68,7 @@ def run(
 
         target = json_target(json_out)
         check_outputs(variant_options.add or [], {"--json": target}, force)
+        _check_policy(min_samples, max_time, target_spread)
         [(fam, chosen, extra)] = variant_options.select([catalog.load_family(family)], variants)
         base = baseline or fam.baseline
         if base not in fam.variant_names:
@@ -104,6 +104,16 @@ def run(
     bad = [r for r in outcome.rows if r.check.status not in (results.OK, results.SKIPPED)]
     if bad:
         raise Finding(f"{len(bad)} variant(s) failed: " + ", ".join(f"{r.variant} {r.check.status.upper()}" for r in bad))
+
+
+def _check_policy(min_samples: int, max_time: float, target_spread: float) -> None:
+    """In the options' own names (the core's checks speak of its fields)."""
+    if min_samples < 1:
+        raise UsageError(f"--min-samples {min_samples}: give at least 1")
+    if not max_time > 0:
+        raise UsageError(f"--max-time {max_time:g}: give a positive number of seconds")
+    if not 0 < target_spread < 1:
+        raise UsageError(f"--target-spread {target_spread:g}: give a fraction between 0 and 1, e.g. 0.005")
 
 
 def _positive(timeout: float) -> float:

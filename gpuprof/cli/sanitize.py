@@ -10,8 +10,16 @@ from rich.markup import escape
 
 from gpuprof.cli._app import COMMAND_KEY, CommandAfterDashes, app
 from gpuprof.cli._boundary import exit_on_error
-from gpuprof.cli._options import (Force, JsonOut, Size, VariantOptions, Variants, json_target, require_family,
-                                  with_variant_options)
+from gpuprof.cli._options import (
+    Force,
+    JsonOut,
+    Size,
+    VariantOptions,
+    Variants,
+    json_target,
+    require_family,
+    with_variant_options,
+)
 from gpuprof.cli._output import human_console, write_json
 from gpuprof.errors import Finding, UsageError
 
@@ -74,6 +82,8 @@ def sanitize(
             require_family(name, "sanitize")
         if import_path is not None and (families or command):
             raise UsageError("--import reads a saved log; leave out the families and the command")
+        if import_path is not None and tool != TOOL_NAMES:
+            raise UsageError("--tool does nothing with --import: the log says which tool wrote it")
         if families and command:
             raise UsageError("give families or '-- COMMAND', not both")
         console = human_console(target)

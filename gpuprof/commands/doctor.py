@@ -69,7 +69,7 @@ def torch_check(gpu_found: bool) -> Check:
         import torch  # only here, on a GPU machine: the one way to know which build it is
 
         cpu_only = torch.version.cuda is None
-    except Exception:  # a broken torch install is reported as such, never a crash of doctor
+    except Exception:  # noqa: BLE001 -- a broken torch install is reported as such, never a crash of doctor
         return Check("torch", False, f"{check.detail} is installed but does not import", check.needed_for)
     if cpu_only:
         return Check("torch", False, f"{check.detail} is a CPU-only build; install a CUDA build from "

@@ -86,7 +86,7 @@ def _cases() -> list[tuple[str, list[str], int]]:
                  'schema = 1\n[timing]\nmode = "warm"\n[[case]]\nfamily = "vecadd"\n',
                  'schema = 1\n[[case]]\nfamly = "vecadd"\n', 'schema = 1\nname = [\n',
                  'schema = 1\nkernels_dir = "nope"\n[[case]]\nfamily = "vecadd"\n'):
-        add("suite", ["suite", "{tmp}/s%d.toml" % len(cases)] + ["--suite-body", body])
+        add("suite", ["suite", f"{{tmp}}/s{len(cases)}.toml", "--suite-body", body])
     for argv in (["suite", "{tmp}/good.toml", "--json", "{tmp}/good.toml"], ["suite", "{tmp}/good.toml", "--json", "-"],
                  ["suite", "{tmp}/good.toml", "--json", "{tmp}/notes.md"], ["suite", "{tmp}/good.toml", "--json", "{tmp}/no/r.json"],
                  ["suite", "{tmp}/good.toml", "--timeout", "0"], ["suite", "{tmp}/good.toml", "--timeout", "-1"],
@@ -117,7 +117,8 @@ def _cases() -> list[tuple[str, list[str], int]]:
                  ["run", "vecadd", "--baseline", "zzz"], ["run", "vecadd", "--timeout", "-1"],
                  ["run", "vecadd", "--variant", "grid"], ["run", "vecadd", "--size"], ["run", "vecadd", "-v", ","],
                  ["run", "matmul", "-v", "blocktile_2d", "-D", "TM=0"], ["run"], ["run", "vecadd", "extra"],
-                 ["run", "vecadd", "--target-spread", "x"]):
+                 ["run", "vecadd", "--target-spread", "x"], ["run", "vecadd", "--target-spread", "0"],
+                 ["run", "vecadd", "--target-spread", "1.5"], ["run", "vecadd", "--max-time", "-2"]):
         add("run", argv)
     for name in ("binary.bin", "utf16.txt", "latin1.txt", "empty.txt", "nul.toml", "notes.md"):
         add("run", ["run", "vecadd", "--kernels-dir", f"{{tmp}}/kd-{name}"])
@@ -172,7 +173,8 @@ def _cases() -> list[tuple[str, list[str], int]]:
                  ["sanitize", "vecadd", "--", "python", "x.py"], ["sanitize", "./app"],
                  ["sanitize", "vecadd", "--add", "{tmp}/utf16.txt"], ["sanitize", "vecadd", "--json", "{tmp}/notes.md"],
                  ["sanitize", "--import", "{tmp}/notes.md", "--json", "{tmp}/notes.md", "--force"],
-                 ["sanitize", "vecadd", "--size", "-1"], ["sanitize", "vecadd", "--block", "32"]):
+                 ["sanitize", "vecadd", "--size", "-1"], ["sanitize", "vecadd", "--block", "32"],
+                 ["sanitize", "--import", "{tmp}/notes.md", "--tool", "racecheck"]):
         add("sanitize", argv)
     # -------- devicequery, doctor, launch
     for command in ("devicequery", "doctor"):

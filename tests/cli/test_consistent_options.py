@@ -27,8 +27,9 @@ SHARED = ("--define", "--add", "--block", "--tile", "--grid", "--kernels-dir")
 
 @pytest.mark.parametrize("command", ["run", "build", "ncu", "sanitize", "launch"])
 def test_variant_options_are_on_every_command_that_compiles_or_launches(command):
-    from gpuprof.cli._app import app as typer_app
     from typer.main import get_command
+
+    from gpuprof.cli._app import app as typer_app
 
     params = {opt for p in get_command(typer_app).commands[command].params for opt in p.opts}
     assert set(SHARED) <= params
@@ -84,13 +85,11 @@ def test_kernels_dir_without_a_manifest_for_the_family_is_an_error(tmp_path):
 
 
 def test_ctrl_c_says_what_was_saved(tmp_path):
-    with pytest.raises(Interrupted, match="nothing was saved"):
-        with exit_on_error():
-            raise KeyboardInterrupt
+    with pytest.raises(Interrupted, match="nothing was saved"), exit_on_error():
+        raise KeyboardInterrupt
     saved = tmp_path / "r.json"
-    with pytest.raises(Interrupted, match=f"saved to {saved}"):
-        with exit_on_error(lambda: saved):
-            raise KeyboardInterrupt
+    with pytest.raises(Interrupted, match=f"saved to {saved}"), exit_on_error(lambda: saved):
+        raise KeyboardInterrupt
 
 
 def test_json_dash_prints_only_json_on_stdout():
