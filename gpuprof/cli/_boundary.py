@@ -21,6 +21,9 @@ except ImportError:  # pragma: no cover
 
 from gpuprof.errors import GpuprofError, Interrupted, UsageError
 
+__all__ = ["ClickException", "NoArgsIsHelpError", "err_console", "exit_code_of", "exit_on_error", "print_error",
+           "report", "usage_message", "warn"]
+
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
