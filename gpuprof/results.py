@@ -124,7 +124,12 @@ def from_dict(data: Any, path: str | Path | None = None) -> Results:
         )
     data = _upgrade(data, version)
     try:
-        rows = [_row_from_dict(r) for r in data["rows"]]
+        rows = []
+        for index, raw in enumerate(data["rows"], 1):
+            try:
+                rows.append(_row_from_dict(raw))
+            except KeyError as exc:  # in the file's words, not Python's: "row 3: 'family' is missing"
+                raise ValueError(f"row {index}: {exc.args[0]!r} is missing") from None
         return Results(
             environment=dict(data["environment"]),
             rows=rows,
@@ -132,8 +137,10 @@ def from_dict(data: Any, path: str | Path | None = None) -> Results:
             created_utc=str(data.get("created_utc", "")),
             timing_policy=dict(data.get("timing_policy", {})),
         )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise InputError(f"{where}malformed results file ({type(exc).__name__}: {exc})") from None
+    except KeyError as exc:
+        raise InputError(f"{where}malformed results file: {exc.args[0]!r} is missing") from None
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{where}malformed results file: {exc}") from None
 
 
 def _upgrade(data: dict[str, Any], version: int) -> dict[str, Any]:
@@ -161,6 +168,8 @@ def _row_from_dict(r: dict[str, Any]) -> Row:
     _number(check.tolerance, f"{where}: check.tolerance")
     timing = None
     if r.get("timing") is not None:
+        if not isinstance(r["timing"], dict):
+            raise ValueError(f"{where}: timing must be an object like {{\"mode\": \"cold\", ...}}")
         t = dict(r["timing"])
         raw_summary = t.pop("summary", None)
         summary = Summary(**raw_summary) if raw_summary else None
