@@ -8,6 +8,7 @@ or a profiler: any GPU access fails the case with exit 3, and PATH holds no Nsig
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 from pathlib import Path
 
@@ -35,6 +36,8 @@ HOSTILE = {
     "future.json": b'{"schema": "gpuprof.results", "schema_version": 99, "environment": {}, "rows": []}',
     "notes.md": b"my own notes\n",
     "nul.toml": b"schema = 1\x00\n",
+    "nofamily.json": (b'{"schema": "gpuprof.results", "schema_version": 1, "environment": {}, "rows": '
+                      b'[{"variant": "grid", "size": {"n": 1}, "vendor": false, "check": {"status": "ok"}}]}'),
 }
 HOSTILE_INPUTS = [*HOSTILE, "folder", "missing.txt"]
 
@@ -246,4 +249,5 @@ def test_bad_input_is_one_line(workspace, runner, group, argv, code):
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
     assert len(lines[0]) < 600, lines[0]
+    assert not re.search(r"[A-Za-z]+Error\b|Errno", lines[0]), f"names Python's internals: {lines[0]}"
     assert _hashes(workspace) == before, "an input file changed"
