@@ -41,3 +41,22 @@ def human_console(json_target: Path | str | None) -> Console:
     from gpuprof.render.console import make_console
 
     return make_console(stderr=str(json_target) == "-")
+
+
+def command_line(ctx: typer.Context) -> str:
+    """The command as the user could type it again, rebuilt from the parsed options (sys.argv is
+    someone else's under a test runner or a notebook)."""
+    import shlex
+
+    words = ["gpuprof", ctx.info_name or ""]
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name)
+        if value is None or value == param.default or value is False or param.name == "variant_options":
+            continue
+        if not getattr(param, "opts", None) or param.param_type_name == "argument":
+            words += [str(v) for v in (value if isinstance(value, (list, tuple)) else [value])]
+            continue
+        flag = max(param.opts, key=len)
+        for one in value if isinstance(value, (list, tuple)) else [value]:
+            words += [flag] if one is True else [flag, str(one)]
+    return shlex.join(w for w in words if w)

@@ -11,7 +11,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from gpuprof.cli._app import app
 from gpuprof.cli._boundary import err_console, exit_on_error
 from gpuprof.cli._options import Force, JsonOut, Size, VariantOptions, Variants, json_target, with_variant_options
-from gpuprof.cli._output import human_console
+from gpuprof.cli._output import command_line, human_console
 from gpuprof.errors import Finding, UsageError
 
 DEFAULT_VARIANT_TIMEOUT_S = 300.0  # = commands.run.DEFAULT_VARIANT_TIMEOUT_S (a test keeps them equal); not imported, for a fast --help
@@ -23,6 +23,7 @@ Timeout = Annotated[float, typer.Option(
 @app.command()
 @with_variant_options
 def run(
+    ctx: typer.Context,
     family: Annotated[str, typer.Argument(help="Kernel family, e.g. matmul or vecadd (see `gpuprof list`).")],
     variants: Variants = None,
     size: Size = None,
@@ -51,7 +52,6 @@ def run(
       gpuprof run matmul --variants smem_tiled,cublas --add mine.cu --block 16,16 --tile 16,16
     """
     import json
-    import sys
 
     saved: list[Path] = []
     with exit_on_error(lambda: saved[-1] if saved else None):
@@ -80,7 +80,7 @@ def run(
                                 target_spread=target_spread),
             check_only=check_only, defines=defines, extra_variants=extra, timeout_s=_positive(timeout),
         )
-        command = "gpuprof run " + " ".join(sys.argv[2:] if sys.argv[1:2] == ["run"] else [])
+        command = command_line(ctx)
         finished: list[results.Results] = []
 
         def save(partial: results.Results) -> None:  # after every variant: Ctrl-C keeps what finished

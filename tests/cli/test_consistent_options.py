@@ -160,3 +160,20 @@ def test_no_cli_module_writes_an_exit_code_as_a_number():
                     literal = [a for a in [*node.args, *(k.value for k in node.keywords)]
                                if isinstance(a, ast.Constant) and isinstance(a.value, int)]
                     assert not literal, f"{path.name}:{node.lineno}: {ast.unparse(node)}"
+
+
+def test_the_recorded_command_is_rebuilt_from_the_options_not_sys_argv(monkeypatch):
+    import gpuprof.cli._output as output
+    import gpuprof.cli.run as run_cli
+
+    seen: list[str] = []
+
+    def record(ctx):
+        seen.append(output.command_line(ctx))
+        raise KeyboardInterrupt  # stop before any GPU work
+
+    monkeypatch.setattr(run_cli, "command_line", record)
+    monkeypatch.setattr("sys.argv", ["pytest", "-q"])
+    result = runner.invoke(app, ["run", "matmul", "-v", "smem_tiled", "-s", "256", "--check-only", "-D", "TILE=16"])
+    assert result.exit_code == Interrupted.exit_code
+    assert seen == ["gpuprof run matmul --variants smem_tiled --size 256 --check-only --define TILE=16"]
