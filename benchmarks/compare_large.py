@@ -7,6 +7,11 @@ recorded row's shape, then runs the CLI in a child process and reads its peak RS
 
 Prints one line: rows, samples per row, file size, wall and CPU seconds, peak MB, exit code
 (CPU seconds matter on a shared machine, where wall time includes waiting for a core).
+
+Recorded on a shared 2-core CPU machine (18000 rows x 60 samples, 47 MB per file):
+  before (per-row scipy calls, per-sample type checks, full terminal table): wall 223 s, peak 449 MB
+  after: wall 18.8 s, CPU 11.4 s, peak 449 MB -- the time target (10 s) is near on an idle
+  machine; the memory one (300 MB) is not met: two files of Python floats stay loaded.
 """
 
 from __future__ import annotations
