@@ -146,7 +146,12 @@ def from_dict(data: Any, path: str | Path | None = None) -> Results:
         )
     data = _upgrade(data, version)
     try:
-        rows = [_row_from_dict(r) for r in data["rows"]]
+        rows = []
+        for index, raw in enumerate(data["rows"], 1):
+            try:
+                rows.append(_row_from_dict(raw))
+            except KeyError as exc:  # in the file's words, not Python's: "row 3: 'family' is missing"
+                raise ValueError(f"row {index}: {exc.args[0]!r} is missing") from None
         return Results(
             environment=dict(data["environment"]),
             rows=rows,
@@ -155,8 +160,10 @@ def from_dict(data: Any, path: str | Path | None = None) -> Results:
             timing_policy=dict(data.get("timing_policy", {})),
             compare=dict(data.get("compare") or {}),
         )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise InputError(f"{where}malformed results file ({type(exc).__name__}: {exc})") from None
+    except KeyError as exc:
+        raise InputError(f"{where}malformed results file: {exc.args[0]!r} is missing") from None
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{where}malformed results file: {exc}") from None
 
 
 def _upgrade(data: dict[str, Any], version: int) -> dict[str, Any]:
@@ -184,6 +191,8 @@ def _row_from_dict(r: dict[str, Any]) -> Row:
     _number(check.tolerance, f"{where}: check.tolerance")
     timing = None
     if r.get("timing") is not None:
+        if not isinstance(r["timing"], dict):
+            raise ValueError(f"{where}: timing must be an object like {{\"mode\": \"cold\", ...}}")
         t = dict(r["timing"])
         raw_summary = t.pop("summary", None)
         summary = Summary(**raw_summary) if raw_summary else None
@@ -191,9 +200,12 @@ def _row_from_dict(r: dict[str, Any]) -> Row:
             for key, value in vars(summary).items():
                 _number(value, f"{where}: timing.summary.{key}", optional=False)
         timing = Timing(summary=summary, **t)
-        for sample in (*timing.samples_s, *timing.sm_clock_mhz, *timing.nvml_sm_clock_mhz):
-            _number(sample, f"{where}: timing samples", optional=False)
-        if not all(isinstance(flag, bool) for flag in timing.throttled):
+        for samples in (timing.samples_s, timing.sm_clock_mhz, timing.nvml_sm_clock_mhz):
+            # type() rather than _number() per sample: an 18k-row file holds millions of them
+            if not isinstance(samples, list) or any(type(s) not in (float, int) for s in samples):
+                _number(next((s for s in samples if type(s) not in (float, int)), samples),
+                        f"{where}: timing samples", optional=False)
+        if not isinstance(timing.throttled, list) or not all(isinstance(flag, bool) for flag in timing.throttled):
             raise ValueError(f"{where}: timing.throttled must hold true/false per sample")
         _number(timing.resolution, f"{where}: timing.resolution")
     if not isinstance(r["vendor"], bool):
@@ -259,11 +271,10 @@ def atomic_write_text(path: Path, text: str) -> Path:
 
 
 def load(path: str | Path) -> Results:
+    from gpuprof.files import read_text
+
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    text = read_text(path)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from gpuprof.analysis.compare import PRESETS
 from gpuprof.errors import InputError
+from gpuprof.files import read_text
 
 SUITE_SCHEMA = 1
 TIMING_MODES = ("cold", "hot", "graph", "cupti")
@@ -98,10 +99,7 @@ def load_suite(
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise InputError(f"cannot read suite {path}: {exc.strerror or exc}") from None
+    text = read_text(path, "suite")
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

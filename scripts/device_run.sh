@@ -29,7 +29,7 @@ if has tests; then
 fi
 if has bench; then
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv | tee "$LOGS/gpu_state.txt"
-  python3 -m gpuprof devicequery --measure --json > "$LOGS/devicequery.json"
+  python3 -m gpuprof devicequery --measure --json "$LOGS/devicequery.json"
   python3 -m gpuprof run vecadd --json "$LOGS/vecadd.json" 2>&1 | tee "$LOGS/run_vecadd.txt"
   python3 -m gpuprof run matmul --variants all --size 256 --check-only > /dev/null  # warm the compile cache
   TIMEFORMAT="wall time of 'gpuprof run matmul --variants all' (warm compile cache): %R s"

@@ -49,9 +49,9 @@ def build_json() -> list[dict]:
 
     from gpuprof.cli import app
 
-    result = CliRunner().invoke(app, ["build", "--json"])
+    result = CliRunner().invoke(app, ["build", "--json", "-"])
     assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
+    return json.loads(result.stdout)["kernels"]
 
 
 def toy_variant(tmp_path: Path, body: str, name: str = "student") -> tuple[catalog.Family, catalog.Variant]:
@@ -128,9 +128,9 @@ def test_build_cli_prints_the_table(runner):
 
 
 def test_build_of_only_a_triton_variant_builds_nothing_and_says_why(runner):
-    result = runner.invoke(_app(), ["build", "softmax", "-v", "triton", "--json"])
+    result = runner.invoke(_app(), ["build", "softmax", "-v", "triton", "--json", "-"])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout) == []
+    assert json.loads(result.stdout)["kernels"] == []
     result = runner.invoke(_app(), ["build", "softmax", "-v", "triton,naive"])
     assert result.exit_code == 0, result.output
     assert "softmax/triton" in result.stdout and "Triton compiles" in result.stdout
@@ -146,9 +146,9 @@ def test_build_json_has_one_entry_per_non_vendor_variant(build_json, built):
 def test_build_json_with_a_define_override_compiles_the_override(runner, built):
     v = catalog.load_family("matmul").variant("blocktile_2d")
     smaller = v.defines["BM"] // 2
-    result = runner.invoke(_app(), ["build", "matmul", "-v", v.name, "-D", f"BM={smaller}", "--json"])
+    result = runner.invoke(_app(), ["build", "matmul", "-v", v.name, "-D", f"BM={smaller}", "--json", "-"])
     assert result.exit_code == 0, result.output
-    (entry,) = json.loads(result.stdout)
+    (entry,) = json.loads(result.stdout)["kernels"]
     assert entry["defines"] == {**v.defines, "BM": smaller}
     default = built[("matmul", v.name)].usage
     assert 0 < entry["resources"]["shared_bytes"] < default.shared_bytes  # the A tile is BM x BK floats

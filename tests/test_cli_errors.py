@@ -85,8 +85,9 @@ USAGE_ERRORS = {
     "size 2^40": (["run", "vecadd", "--size", "2^40"], ["bad size '2^40'", "32-bit"]),
     "size k missing": (["run", "matmul", "--size", "m=1,n=2"], ["bad size 'm=1,n=2'", "MxNxK"]),
     "unknown timing mode": (["run", "vecadd", "--timing", "warm"], ["unknown timing mode 'warm'", ", ".join(MODES)]),
-    "min samples 0": (["run", "vecadd", "--min-samples", "0"], ["min_samples"]),
-    "max time 0": (["run", "vecadd", "--max-time", "0"], ["max_time_s"]),
+    "min samples 0": (["run", "vecadd", "--min-samples", "0"], ["--min-samples 0", "at least 1"]),
+    "max time 0": (["run", "vecadd", "--max-time", "0"], ["--max-time 0", "positive"]),
+    "target spread 2": (["run", "vecadd", "--target-spread", "2"], ["--target-spread 2", "between 0 and 1"]),
     "define without value": (["run", "matmul", "-D", "BM"], ["bad --define 'BM'", "NAME=INTEGER"]),
     "define not an integer": (["run", "matmul", "-D", "BM=x"], ["bad --define 'BM=x'", "not an integer"]),
     "define bad name": (["run", "matmul", "--define", "1X=3"], ["bad --define '1X=3'", "NAME=INTEGER"]),
@@ -195,22 +196,33 @@ def test_compare_with_a_file_that_is_not_results(runner, tmp_path):
 
 
 TYPER_ERRORS = {
-    "missing argument": (["run"], "Missing argument"),
-    "missing second argument": (["compare", "a.json"], "Missing argument"),
-    "unknown option": (["run", "vecadd", "--bogus"], "No such option"),
-    "unknown command": (["frobnicate"], "No such command"),
-    "option needs a value": (["run", "vecadd", "--size"], "requires an argument"),
-    "not an integer option": (["run", "vecadd", "--min-samples", "many"], "Invalid value for '--min-samples'"),
+    "missing argument": (["run"], "error: missing argument 'family' (see gpuprof run --help)"),
+    "missing second argument": (["compare", "a.json"], "error: Missing argument 'NEW': give BASE and NEW results files*"),
+    "unknown option": (["run", "vecadd", "--bogus"], "error: no such option --bogus"),
+    "option with a close name": (["run", "vecadd", "--variant", "x"], "error: no such option --variant; did you mean --variants?"),
+    "unknown command": (["frobnicate"], "error: no such command 'frobnicate'; choose from: *"),
+    "command with a close name": (["lst"], "error: no such command 'lst'; did you mean list?"),
+    "option needs a value": (["run", "vecadd", "--size"], "error: option '--size' requires an argument"),
+    "not an integer option": (["run", "vecadd", "--min-samples", "many"], "error: invalid value for '--min-samples'*"),
 }
 
 
-@pytest.mark.parametrize(("argv", "words"), TYPER_ERRORS.values(), ids=TYPER_ERRORS.keys())
-def test_typer_usage_error_exits_2_without_traceback(runner, forbid_gpu, argv, words):
+@pytest.mark.parametrize(("argv", "pattern"), TYPER_ERRORS.values(), ids=TYPER_ERRORS.keys())
+def test_typer_usage_error_is_one_line(runner, forbid_gpu, argv, pattern):
     result = invoke(runner, argv)
     assert result.exit_code == 2
     assert isinstance(result.exception, SystemExit)
     assert "Traceback" not in result.output
-    assert words in plain(result.stderr)
+    lines = plain(result.stderr).splitlines()
+    assert len(lines) == 1 and fnmatch(lines[0], pattern), lines
+
+
+def test_version_and_short_help(runner):
+    from gpuprof import __version__
+
+    assert invoke(runner, ["--version"]).stdout.strip() == f"gpuprof {__version__}"
+    assert "Usage" in plain(invoke(runner, ["run", "-h"]).stdout)
+    assert "Usage" in plain(invoke(runner, ["-h"]).stdout)
 
 
 def test_overflowing_size_is_a_usage_error(runner, forbid_gpu):
@@ -228,7 +240,7 @@ GPU_COMMANDS = {
     "run": ["run", "vecadd"],
     "run check-only": ["run", "matmul", "--variants", "naive", "--size", "256", "--check-only"],
     "devicequery": ["devicequery"],
-    "devicequery json": ["devicequery", "--json"],
+    "devicequery json": ["devicequery", "--json", "-"],
     "launch": ["launch", "vecadd", "grid"],
 }
 
@@ -283,9 +295,11 @@ def test_list_shows_every_family_and_variant(runner):
 
 
 def test_list_json_comes_from_the_manifests(runner):
-    result = invoke(runner, ["list", "--json"])
+    result = invoke(runner, ["list", "--json", "-"])
     assert result.exit_code == 0, result.output
-    data = json.loads(result.stdout)
+    document = json.loads(result.stdout)
+    assert document["schema"] == "gpuprof.list"
+    data = document["families"]
     families = catalog.load_all()
     assert [f["family"] for f in data] == [f.name for f in families]
     for entry, fam in zip(data, families):
@@ -298,6 +312,6 @@ def test_list_json_comes_from_the_manifests(runner):
 
 
 def test_list_one_family_json(runner):
-    result = invoke(runner, ["list", "vecadd", "--json"])
+    result = invoke(runner, ["list", "vecadd", "--json", "-"])
     assert result.exit_code == 0
-    assert [f["family"] for f in json.loads(result.stdout)] == ["vecadd"]
+    assert [f["family"] for f in json.loads(result.stdout)["families"]] == ["vecadd"]

@@ -262,7 +262,8 @@ def compare_results(
                              "(pass --allow-different-gpu to use it anyway)")
     past = _history([*history, base], policy) if history else None
     widen = past.widening(policy.alpha) if past else 0.0
-    verdicts = [compare_row(b, n, policy, shift=shift, widen=widen) for b, n in pairs]
+    p_values = _rank_test_batch(base_rows, new_rows, math.exp(-shift.log_shift))
+    verdicts = [compare_row(b, n, policy, p_values.get(b.id), shift=shift, widen=widen) for b, n in pairs]
     if shift.clocks_differ() and not shift.estimated:
         warnings.append(f"{shift.clock_text()}: without control rows a SLOWER row may be the clock, not the code")
     removed = [rid for rid in base_rows if rid not in new_rows]
@@ -372,9 +373,10 @@ def _index(results: Results, label: str) -> dict[str, Row]:
     return rows
 
 
-def compare_row(base_row: Row, new_row: Row, policy: ComparePolicy, *, shift: RunShift | None = None,
-                widen: float = 0.0) -> Verdict:
-    """Correctness first (a wrong result has no meaningful time), then the timing decision."""
+def compare_row(base_row: Row, new_row: Row, policy: ComparePolicy, p_value: float | None = None, *,
+                shift: RunShift | None = None, widen: float = 0.0) -> Verdict:
+    """Correctness first (a wrong result has no meaningful time), then the timing decision.
+    p_value: the rank test's (of the shift-corrected samples), when compare_results computed it in a batch."""
     rid = new_row.id
     control = is_control(new_row)
     if new_row.check.status == SKIPPED and base_row.check.status != SKIPPED:
@@ -401,7 +403,38 @@ def compare_row(base_row: Row, new_row: Row, policy: ComparePolicy, *, shift: Ru
                        f"{base_s.size} samples in BASE, {new_s.size} in NEW; preset {policy.name} "
                        f"needs at least {policy.min_samples} each",
                        float(np.median(base_s)), float(np.median(new_s)), control=control)
-    return _timing_verdict(rid, base_s, new_s, policy, shift or RunShift(), widen, control)
+    return _timing_verdict(rid, base_s, new_s, policy, shift or RunShift(), widen, control, p_value)
+
+
+# Rows with more samples than this per side get their rank test in one vectorised call: scipy's
+# 'auto' method is then asymptotic for every row anyway, so batching gives the same p-values.
+_BATCH_MIN_SAMPLES = 9
+_BATCH_ROWS = 1024
+
+
+def _rank_test_batch(base_rows: dict[str, Row], new_rows: dict[str, Row], new_scale: float = 1.0) -> dict[str, float]:
+    """Mann–Whitney p-values of many rows at once (one scipy call per pair of sample counts): an
+    18k-row compare spent most of its time in scipy's per-call overhead. new_scale removes the run
+    shift from NEW's samples, as the per-row test does."""
+    groups: dict[tuple[int, int], list[tuple[str, np.ndarray, np.ndarray]]] = {}
+    for rid, new_row in new_rows.items():
+        base_row = base_rows.get(rid)
+        if base_row is None or new_row.check.status != OK or base_row.check.status != OK:
+            continue
+        base_s, new_s = _samples(base_row), _samples(new_row)
+        if min(base_s.size, new_s.size) >= _BATCH_MIN_SAMPLES:
+            groups.setdefault((new_s.size, base_s.size), []).append((rid, new_s * new_scale, base_s))
+    out: dict[str, float] = {}
+    for members in groups.values():
+        for start in range(0, len(members), _BATCH_ROWS):  # chunks bound scipy's temporary arrays
+            chunk = members[start:start + _BATCH_ROWS]
+            if len(chunk) < 2:
+                continue
+            news = np.stack([m[1] for m in chunk])
+            bases = np.stack([m[2] for m in chunk])
+            pvalues = sps.mannwhitneyu(news, bases, alternative="two-sided", method="asymptotic", axis=1).pvalue
+            out.update((m[0], float(p)) for m, p in zip(chunk, np.atleast_1d(pvalues)))
+    return out
 
 
 def _wrong_verdict(rid: str, base_row: Row, new_row: Row) -> Verdict:
@@ -423,7 +456,7 @@ def _samples(row: Row) -> np.ndarray:
 
 
 def _timing_verdict(rid: str, base_s: np.ndarray, new_s: np.ndarray, policy: ComparePolicy, shift: RunShift,
-                    widen: float, control: bool) -> Verdict:
+                    widen: float, control: bool, p_value: float | None = None) -> Verdict:
     base_med, new_med = float(np.median(base_s)), float(np.median(new_s))
     raw = new_med / base_med
     if shift.controls == (rid,):
@@ -438,7 +471,8 @@ def _timing_verdict(rid: str, base_s: np.ndarray, new_s: np.ndarray, policy: Com
     above = math.hypot(own.above, shift.below, widen)
     low, high = math.exp(centre - below), math.exp(centre + above)
     # Two-sided: the interval says which direction, the rank test only whether there is a shift.
-    p_value = float(sps.mannwhitneyu(new_s * math.exp(-shift.log_shift), base_s, alternative="two-sided").pvalue)
+    if p_value is None:
+        p_value = float(sps.mannwhitneyu(new_s * math.exp(-shift.log_shift), base_s, alternative="two-sided").pvalue)
     p_value = 1.0 if math.isnan(p_value) else p_value
     status, reason = decide(low, high, p_value, policy)
     ratio = math.exp(centre)

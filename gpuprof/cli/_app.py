@@ -1,11 +1,66 @@
-"""The Typer application object that every command module registers on."""
+"""The Typer application object that every command module registers on, with one-line errors."""
 
 from __future__ import annotations
 
+import sys
+from typing import Annotated, Any
+
 import typer
+from typer import Abort, echo
+from typer.core import TyperCommand, TyperGroup
+
+from gpuprof.cli._boundary import ClickException, NoArgsIsHelpError, report
+from gpuprof.errors import GpuprofError
+
+
+class OneLineErrors(TyperGroup):
+    """Every error, Click's usage errors included, becomes one stderr line and its exit code
+    (no Rich panels: the README promises one line)."""
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        try:
+            result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            code = result if isinstance(result, int) else 0
+        except NoArgsIsHelpError as exc:
+            echo(exc.ctx.get_help())
+            code = 0
+        except (GpuprofError, ClickException, Abort, KeyboardInterrupt) as exc:
+            code = report(exc)
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
+COMMAND_KEY = "gpuprof.command"
+
+
+class CommandAfterDashes(TyperCommand):
+    """Everything after the first `--` is a program to run under a tool, verbatim (its own options
+    included): ctx.meta[COMMAND_KEY]. Before `--`, only gpuprof's own options and arguments."""
+
+    def parse_args(self, ctx, args):
+        if "--" in args:
+            cut = args.index("--")
+            ctx.meta[COMMAND_KEY] = tuple(args[cut + 1:])
+            args = args[:cut]
+        return super().parse_args(ctx, args)
+
+    def collect_usage_pieces(self, ctx):
+        return [*super().collect_usage_pieces(ctx), "[-- COMMAND [ARGS]...]"]
+
+
+def _version(value: bool) -> None:
+    if value:
+        import gpuprof
+
+        echo(f"gpuprof {gpuprof.__version__}")
+        raise typer.Exit()
+
 
 app = typer.Typer(
     name="gpuprof",
+    cls=OneLineErrors,
     help=(
         "Check, time, profile and sanitize CUDA kernel variants.\n\n"
         "Examples:\n\n"
@@ -19,4 +74,16 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_show_locals=False,
     rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+@app.callback()
+def _root(version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_version,
+                                                 help="Print gpuprof's version and exit.")] = False) -> None:
+    pass
+
+
+def command_after_dashes(ctx: typer.Context) -> tuple[str, ...]:
+    """The program given after `--` (empty when none)."""
+    return ctx.meta.get(COMMAND_KEY, ())

@@ -1,36 +1,89 @@
-"""The CLI's error boundary: a GpuprofError becomes one stderr line and its exit code."""
+"""The CLI's error boundary, the one place exit codes are chosen: every error is one stderr line.
+
+A GpuprofError carries its exit code (errors.py); Click's usage errors are UsageError's; Ctrl-C is
+Interrupted's. No CLI module writes an exit code as a number.
+"""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
+import difflib
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-import typer
 from rich.console import Console
 from rich.markup import escape
+from typer import Abort
 
-from gpuprof.errors import GpuprofError
+try:  # Typer >= 0.29 vendors Click as typer._click; older ones use click itself
+    from typer._click.exceptions import ClickException, MissingParameter, NoArgsIsHelpError, NoSuchOption
+except ImportError:  # pragma: no cover
+    from click.exceptions import ClickException, MissingParameter, NoArgsIsHelpError, NoSuchOption
+
+from gpuprof.errors import GpuprofError, Interrupted, UsageError
+
+__all__ = ["ClickException", "NoArgsIsHelpError", "err_console", "exit_code_of", "exit_on_error", "print_error",
+           "report", "usage_message", "warn"]
 
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-def fail(message: str, code: int) -> typer.Exit:
-    err_console.print(f"[bold red]error:[/] {escape(message)}", markup=True)  # "[[variant]]" stays text
-    return typer.Exit(code=code)
+def one_line(message: str) -> str:
+    return " ".join(str(message).split())
+
+
+def print_error(message: str) -> None:
+    err_console.print(f"[bold red]error:[/] {escape(one_line(message))}", markup=True)  # "[[variant]]" stays text
+
+
+def warn(message: str) -> None:
+    err_console.print(f"[yellow]warning:[/] {escape(one_line(message))}", markup=True)
+
+
+def exit_code_of(exc: BaseException) -> int:
+    """The documented exit code of anything the boundary catches."""
+    if isinstance(exc, GpuprofError):
+        return exc.exit_code
+    if isinstance(exc, (KeyboardInterrupt, Abort)):
+        return Interrupted.exit_code
+    return UsageError.exit_code  # Click's UsageError and its kin: bad command line
+
+
+def report(exc: BaseException) -> int:
+    """Print `exc` as one error line and return its exit code."""
+    if isinstance(exc, GpuprofError):
+        print_error(exc.message)
+    elif isinstance(exc, (KeyboardInterrupt, Abort)):
+        err_console.print("interrupted; nothing was saved", markup=False)
+    else:
+        print_error(usage_message(exc))
+    return exit_code_of(exc)
+
+
+def usage_message(exc: BaseException) -> str:
+    """Click's usage errors in gpuprof's words: 'no such option --variant; did you mean --variants?'."""
+    if isinstance(exc, NoSuchOption):
+        hint = f"; did you mean {' or '.join(sorted(exc.possibilities)[:3])}?" if exc.possibilities else ""
+        return f"no such option {exc.option_name}{hint}"
+    message = exc.format_message() if isinstance(exc, ClickException) else str(exc)
+    message = message.rstrip(".")
+    if message.startswith("No such command"):
+        ctx = getattr(exc, "ctx", None)
+        name = message.split("'")[1] if "'" in message else ""
+        group = ctx.command if ctx is not None and hasattr(ctx.command, "list_commands") else None
+        commands = [c for c in group.list_commands(ctx) if not group.get_command(ctx, c).hidden] if group else []
+        close = difflib.get_close_matches(name, commands, n=1)
+        message = f"No such command '{name}'" + (f"; did you mean {close[0]}?" if close else f"; choose from: {', '.join(commands)}")
+    elif isinstance(exc, MissingParameter) and getattr(exc, "ctx", None) is not None:
+        message += f" (see {exc.ctx.command_path} --help)"
+    return message[:1].lower() + message[1:]
 
 
 @contextmanager
-def exit_on_error() -> Iterator[None]:
-    """Turn core errors (and Ctrl-C) into one line on stderr plus the documented exit code."""
+def exit_on_error(saved: Callable[[], str | None] | None = None) -> Iterator[None]:
+    """Ctrl-C inside a command: say truthfully what was saved (`saved()` names it, or None)."""
     try:
         yield
-    except GpuprofError as exc:
-        raise fail(_one_line(exc.message), exc.exit_code) from None
     except KeyboardInterrupt:
-        sys.stderr.write("interrupted; finished results were saved\n")
-        raise typer.Exit(code=130) from None
-
-
-def _one_line(message: str) -> str:
-    return " ".join(message.split())
+        where = saved() if saved is not None else None
+        raise Interrupted(f"interrupted; finished results were saved to {where}" if where
+                          else "interrupted; nothing was saved") from None

@@ -7,18 +7,15 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
-from gpuprof.analysis.compare import PRESETS, compare_files, gate, parse_fail_on, policy_for
 from gpuprof.cli._app import app
-from gpuprof.cli._boundary import err_console, exit_on_error
+from gpuprof.cli._boundary import err_console, exit_on_error, warn
+from gpuprof.cli._options import Force, JsonOut, json_target
+from gpuprof.cli._output import human_console
 from gpuprof.errors import Finding, UsageError
-from gpuprof.render.compare_view import compare_json, compare_markdown, gab_json, render_compare_table
-from gpuprof.render.console import make_console
-from gpuprof.results import atomic_write_text
 
-# Choices come from the presets themselves, so --help and compare.py cannot disagree.
-Preset = StrEnum("Preset", {name.upper(): name for name in PRESETS})
+# Beyond this many rows the terminal table shows only the rows that changed.
+LARGE_REPORT_ROWS = 200
 
 
 class OutputFormat(StrEnum):
@@ -26,12 +23,14 @@ class OutputFormat(StrEnum):
     JSON = "json"
 
 
-PresetOpt = Annotated[Preset | None, typer.Option(
-    help="Thresholds: min effect, alpha, min samples (docs/ci-gate.md). Default: the preset the suite wrote "
-         "into NEW (compare = { preset = ... }), else default.")]
+# A plain string, checked by policy_for: the choices live with the presets (importing them for
+# --help would import scipy).
+PresetOpt = Annotated[str | None, typer.Option(
+    help="Thresholds: min effect, alpha, min samples; e.g. default or strict (docs/ci-gate.md). Default: the "
+         "preset the suite wrote into NEW (compare = { preset = ... }), else default.")]
 MarkdownOut = Annotated[Path | None, typer.Option(
     "--markdown", help="Also write a Markdown summary here (atomic), e.g. $GITHUB_STEP_SUMMARY.", dir_okay=False)]
-FormatOpt = Annotated[OutputFormat, typer.Option("--format", help="table for people, json for machines.")]
+FormatOpt = Annotated[OutputFormat, typer.Option("--format", help="table for people, json for machines (same as --json -).")]
 AllowGpu = Annotated[bool, typer.Option("--allow-different-gpu", help="Compare even if the GPU models differ.")]
 AllowMismatch = Annotated[bool, typer.Option(
     "--allow-mismatch", help="Compare rows timed in different modes or sizes under one id (refused otherwise).")]
@@ -56,9 +55,11 @@ def compare(
     fail_on: FailOnOpt = None,
     markdown: MarkdownOut = None,
     export_gab: GabOut = None,
+    json_out: JsonOut = None,
     output_format: FormatOpt = OutputFormat.TABLE,
     allow_different_gpu: AllowGpu = False,
     allow_mismatch: AllowMismatch = False,
+    force: Force = False,
 ) -> None:
     """Compare results files row by row, relative to the run's common shift when it has control rows.
 
@@ -70,25 +71,44 @@ def compare(
       gpuprof compare base.json new.json
 
       gpuprof compare run1.json run2.json run3.json new.json --markdown summary.md
+
+      gpuprof compare a.json b.json --json -
     """
     with exit_on_error():
+        from gpuprof.analysis.compare import compare_files, gate, parse_fail_on, policy_for
+        from gpuprof.files import check_outputs
+        from gpuprof.render.compare_view import compare_json, compare_markdown, gab_json, render_compare_table
+        from gpuprof.results import atomic_write_text
+
         bases, new = _split(files, base)
-        chosen = policy_for(preset.value) if preset is not None else None  # None: NEW's suite preset
-        report = compare_files(bases, new, chosen, allow_different_gpu=allow_different_gpu,
-                               allow_mismatch=allow_mismatch, fail_on=parse_fail_on(fail_on))
+        chosen = policy_for(preset) if preset is not None else None  # None: NEW's suite preset
+        fail_rule = parse_fail_on(fail_on)
+        if output_format is OutputFormat.JSON:
+            if json_out not in (None, "-"):
+                raise UsageError("--format json prints to stdout; with --json FILE leave --format out")
+            json_out = "-"
+        target = json_target(json_out)
+        check_outputs([*bases, new], {"--markdown": markdown, "--export-gab": export_gab, "--json": target}, force)
+        with err_console.status(f"comparing {', '.join(map(str, bases))} with {new}", spinner="dots"):
+            report = compare_files(bases, new, chosen, allow_different_gpu=allow_different_gpu,
+                                   allow_mismatch=allow_mismatch, fail_on=fail_rule)
         if markdown is not None:
             atomic_write_text(markdown, compare_markdown(report))
         if export_gab is not None:
             atomic_write_text(export_gab, gab_json(report))
         for warning in report.warnings:
-            err_console.print(f"[yellow]warning:[/] {escape(warning)}", markup=True)
-        if output_format is OutputFormat.JSON:
-            typer.echo(compare_json(report))
-        else:
-            make_console().print(render_compare_table(report))
+            warn(warning)
+        if target is not None:
+            if str(target) == "-":
+                typer.echo(compare_json(report))
+            else:
+                atomic_write_text(Path(target), compare_json(report) + "\n")
+        if str(target) != "-":
+            big = len(report.verdicts) > LARGE_REPORT_ROWS
+            human_console(target).print(render_compare_table(report, hide_same=big))
         failures = gate(report)
-        if failures:
-            raise Finding(f"the gate fails on {len(failures)} row(s): " + "; ".join(failures))
+    if failures:
+        raise Finding(f"the gate fails on {len(failures)} row(s): " + "; ".join(failures))
 
 
 def _split(files: list[Path], base: list[Path] | None) -> tuple[list[Path], Path]:

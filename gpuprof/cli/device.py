@@ -1,61 +1,76 @@
-"""`gpuprof devicequery`: the device's properties, live state, versions and ceilings."""
+"""`gpuprof devicequery` and `gpuprof doctor`: the device, and what this machine has."""
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
-from rich.table import Table
+from rich.markup import escape
 
 from gpuprof.cli._app import app
 from gpuprof.cli._boundary import exit_on_error
-from gpuprof.render.console import make_console
-from gpuprof.render.devicequery_view import devicequery_tables
-
-console = make_console()
+from gpuprof.cli._options import Force, JsonOut, json_target
+from gpuprof.cli._output import human_console, write_json
+from gpuprof.errors import EnvironmentProblem
 
 
 @app.command()
 def devicequery(
-    as_json: Annotated[bool, typer.Option("--json", help="Print everything as JSON.")] = False,
+    json_out: JsonOut = None,
+    force: Force = False,
     measure: Annotated[bool, typer.Option("--measure", help="Measure copy bandwidth and FP32/TF32/BF16 matrix throughput (about 10 s) and cache them for this GPU; `run` then reports % of these.")] = False,
 ) -> None:
     """Everything deviceQuery prints, live NVML state, versions, and the ceilings `run` compares against.
 
-    Examples: gpuprof devicequery; gpuprof devicequery --measure --json
+    Examples: gpuprof devicequery; gpuprof devicequery --measure --json -
     """
     from gpuprof.commands import devicequery as core
+    from gpuprof.files import check_outputs
 
     with exit_on_error():
+        target = json_target(json_out)
+        check_outputs([], {"--json": target}, force)
         if measure:
             core.measure()
         data = core.query()
-    if as_json:
-        print(json.dumps(data, indent=1))
+        write_json({"schema": "gpuprof.devicequery", **data}, target)
+    if str(target) == "-":
         return
+    from gpuprof.render.devicequery_view import devicequery_tables
+
+    console = human_console(target)
     for table in devicequery_tables(data):
         console.print(table)
 
 
 @app.command()
-def doctor(as_json: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False) -> None:
-    """Which tools and libraries this machine has (GPU, CuPy, PyTorch, nvcc, ncu, nsys, compute-sanitizer,
-    counter permissions), their versions, and what to do about each one that is missing. Exit 3 if any is.
+def doctor(json_out: JsonOut = None, force: Force = False) -> None:
+    """Which tools and libraries this machine has (GPU, CuPy, nvcc; PyTorch, Triton, ncu, nsys,
+    compute-sanitizer, counter permissions, ...), their versions, and what to do about each one missing.
 
-    Example: gpuprof doctor
+    Exit 0 when the required pieces (a GPU, CuPy, nvcc) are there; optional ones are listed with the
+    command that needs them and never fail it. Exit 3 if a required one is missing.
+    Example: gpuprof doctor; gpuprof doctor --json -
     """
-    from gpuprof.commands.doctor import diagnose
+    from rich.table import Table
 
-    checks = diagnose()
-    if as_json:
-        print(json.dumps([c.__dict__ for c in checks], indent=1))
-    else:
-        table = Table(title="gpuprof doctor", title_justify="left")
-        for head in ("", "check", "result", "needed for"):
-            table.add_column(head)
-        for c in checks:
-            table.add_row("[green]ok[/]" if c.ok else "[red]no[/]", c.name, c.detail, c.needed_for)
-        console.print(table)
-    if not all(c.ok for c in checks):
-        raise typer.Exit(code=3)
+    from gpuprof.commands.doctor import diagnose
+    from gpuprof.files import check_outputs
+
+    with exit_on_error():
+        target = json_target(json_out)
+        check_outputs([], {"--json": target}, force)
+        checks = diagnose()
+        missing = [c.name for c in checks if c.required and not c.ok]
+        write_json({"schema": "gpuprof.doctor", "ok": not missing, "checks": checks}, target)
+        if str(target) != "-":
+            table = Table(title="gpuprof doctor", title_justify="left")
+            for head in ("", "check", "result", "needed for"):
+                table.add_column(head)
+            for c in checks:
+                mark = ("[green]ok[/]" if c.ok else "[red]no[/]") if c.required else ("[green]ok[/]" if c.ok else "[yellow]--[/]")
+                table.add_row(mark, escape(c.name) + ("" if c.required else " [dim](optional)[/]"),
+                              escape(c.detail), escape(c.needed_for))
+            human_console(target).print(table)
+        if missing:
+            raise EnvironmentProblem(f"required for gpuprof run but missing: {', '.join(missing)} (see the table)")

@@ -1,40 +1,50 @@
-"""`gpuprof list` and `gpuprof build`: the catalogue and the compiler's resource report."""
+"""`gpuprof list`, `gpuprof build` and `gpuprof new`: the catalogue, the compiler's resource report, a starter file."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
-from rich.table import Table
 
 from gpuprof.cli._app import app
-from gpuprof.cli._boundary import exit_on_error, fail
-from gpuprof.cli._options import AddOptions, Arch, Defines, Variants, parse_defines
-from gpuprof.commands.build import build_family, build_file
-from gpuprof.errors import UsageError
-from gpuprof.render.console import make_console
-from gpuprof.variants import catalog
-from gpuprof.variants.user import add_to_family
+from gpuprof.cli._boundary import err_console, exit_on_error
+from gpuprof.cli._options import Arch, Force, JsonOut, VariantOptions, Variants, json_target, with_variant_options
+from gpuprof.cli._output import human_console, write_json
+from gpuprof.errors import InputError, UsageError
 
-console = make_console()
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from gpuprof.variants.catalog import Family, Variant
 
 FamilyArg = Annotated[Optional[str], typer.Argument(help="A kernel family (see `gpuprof list`); default: all.")]
 
 
+def _families(family: str | None) -> list[Family]:
+    from gpuprof.variants import catalog
+
+    return [catalog.load_family(family)] if family else catalog.load_all()
+
+
 @app.command("list")
-def list_command(family: FamilyArg = None,
-                 as_json: Annotated[bool, typer.Option("--json", help="Print the catalogue as JSON.")] = False) -> None:
+def list_command(family: FamilyArg = None, json_out: JsonOut = None, force: Force = False) -> None:
     """Kernel families, their variants with a one-line technique each, and default sizes.
 
-    Example: gpuprof list matmul
+    Examples: gpuprof list matmul; gpuprof list --json -
     """
+    from rich.table import Table
+
+    from gpuprof.files import check_outputs
+
     with exit_on_error():
-        families = [catalog.load_family(family)] if family else catalog.load_all()
-    if as_json:
-        print(json.dumps([_family_json(f) for f in families], indent=1))
+        target = json_target(json_out)
+        check_outputs([], {"--json": target}, force)
+        families = _families(family)
+        write_json({"schema": "gpuprof.list", "families": [_family_json(f) for f in families]}, target)
+    if str(target) == "-":
         return
+    console = human_console(target)
     for fam in families:
         table = Table(title=f"{fam.name}: {fam.summary}  (default size {_size(fam.default_size)})",
                       title_justify="left")
@@ -51,7 +61,7 @@ def list_command(family: FamilyArg = None,
         console.print(table)
 
 
-def _launch_text(v: catalog.Variant) -> str:
+def _launch_text(v: Variant) -> str:
     if v.vendor:
         return "library"
     if v.is_triton:
@@ -63,7 +73,7 @@ def _size(size: dict[str, int]) -> str:
     return "x".join(str(v) for v in size.values())
 
 
-def _family_json(fam: catalog.Family) -> dict:
+def _family_json(fam: Family) -> dict:
     return {
         "family": fam.name, "summary": fam.summary, "baseline": fam.baseline,
         "vendor_reference": fam.vendor_reference, "dims": list(fam.dims), "default_size": fam.default_size,
@@ -75,55 +85,60 @@ def _family_json(fam: catalog.Family) -> dict:
 
 
 @app.command()
-def build(family: FamilyArg = None, variants: Variants = None, arch: Arch = "sm_90", define: Defines = None,
-          as_json: Annotated[bool, typer.Option("--json", help="Print the resource report as JSON.")] = False,
-          add: Annotated[Optional[str], typer.Option(
-              "--add", help="Your own .cu file (FILE[:function]): with a FAMILY its signature is checked too; "
-                            "alone, every extern \"C\" kernel in it is reported.")] = None,
-          kernels_dir: AddOptions.KernelsDir = None) -> None:
+@with_variant_options
+def build(family: FamilyArg = None, variants: Variants = None, arch: Arch = "sm_90", json_out: JsonOut = None,
+          force: Force = False, *, variant_options: VariantOptions) -> None:
     """Compile kernels with nvcc and print ptxas's resource report (registers, shared memory, stack, spills).
 
     Needs nvcc, not a GPU. Vendor variants have no source, and Triton variants are compiled by
     Triton at their first launch (`gpuprof run`), so both are left out, named under the table.
-    With --add or --kernels-dir only your kernels are built (add --variants to put built-ins beside them).
+    With --add or --kernels-dir only your kernels are built (add --variants to put built-ins beside them);
+    --add without a FAMILY reports every extern "C" kernel in the file.
     Examples: gpuprof build; gpuprof build matmul --arch sm_90 -D BM=64; gpuprof build --add mine.cu;
-    gpuprof build matmul --add mine.cu --variants smem_tiled
+    gpuprof build matmul --add mine.cu --variants smem_tiled; gpuprof build --json build.json
     """
+    from gpuprof.commands.build import build_family, build_file, check_arch
+    from gpuprof.files import check_outputs
+
     with exit_on_error():
-        overrides = parse_defines(define)
-        spec = AddOptions.spec(add, None, None, None, kernels_dir)
-        results = []
-        triton = []
-        if spec is not None and spec.path is not None and family is None:
-            if kernels_dir is not None:
+        target = json_target(json_out)
+        check_outputs(variant_options.add or [], {"--json": target}, force)
+        if variants is not None and family is None:
+            raise UsageError("--variants needs a family: gpuprof build FAMILY -v NAMES")
+        check_arch(arch)
+        results, triton = [], []
+        if variant_options.add and family is None:
+            if variant_options.kernels_dir is not None:
                 raise UsageError("--add without a FAMILY builds one file; give a FAMILY to use --kernels-dir with it")
-            results += build_file(spec.path, arch, overrides)
-            families = []
+            with err_console.status(f"nvcc -arch={arch}: {', '.join(variant_options.add)}", spinner="dots"):
+                for spec in variant_options.specs():
+                    results += build_file(spec.path, arch, variant_options.defines())
+            selection = []
         else:
-            families = [catalog.load_family(family)] if family else catalog.load_all()
-        for fam in families:
-            fam, extra = add_to_family(fam, spec)
-            if spec is None:
-                chosen = fam.select(variants) if family else list(fam.variants)
-            else:
-                chosen = fam.select(variants) if variants else []
-                chosen += [v for v in extra if v not in chosen]
-            chosen = fam.apply_defines(chosen, overrides)
-            triton += [f"{fam.name}/{v.name}" for v in chosen if v.is_triton]
-            results += build_family(fam, chosen, arch)
-        if spec is not None and not results:
-            raise UsageError(f"--kernels-dir {kernels_dir} lists no variant for "
-                             f"{family or 'any family'} (it needs DIR/<family>.toml)")
-    if as_json:
-        print(json.dumps([_build_json(r) for r in results], indent=1))
-    else:
+            selection = variant_options.select(_families(family), variants)
+        if (variant_options.add or variant_options.kernels_dir is not None) and variants is None:
+            # only the user's kernels, unless --variants puts built-ins beside them
+            selection = [(fam, [v for v in chosen if v.name in {e.name for e in extra}], extra)
+                         for fam, chosen, extra in selection]
+        total = sum(sum(v.is_cuda for v in chosen) for _, chosen, _ in selection)
+        with err_console.status(f"nvcc -arch={arch}: 0/{total} kernels", spinner="dots") as status:
+            def on_done(done: int) -> None:
+                status.update(f"nvcc -arch={arch}: {len(results) + done}/{total} kernels")
+
+            for fam, chosen, _ in selection:
+                triton += [f"{fam.name}/{v.name}" for v in chosen if v.is_triton]
+                results += build_family(fam, chosen, arch, on_done=on_done)
+        write_json({"schema": "gpuprof.build", "arch": arch, "kernels": [_build_json(r) for r in results]}, target)
+    console = human_console(target)
+    if str(target) != "-":
         console.print(_build_table(results, arch))
         if triton:
             console.print(f"not built here (Triton compiles them at their first launch): {', '.join(triton)}",
                           soft_wrap=True)
     failed = [r for r in results if r.error]
     if failed:
-        raise fail(f"{len(failed)} kernel(s) did not compile: " + "; ".join(f"{r.family}/{r.variant}: {r.error}" for r in failed), 2)
+        raise InputError(f"{len(failed)} kernel(s) did not compile: "
+                         + "; ".join(f"{r.family}/{r.variant}: {r.error}" for r in failed))
 
 
 def _build_json(r) -> dict:
@@ -132,6 +147,8 @@ def _build_json(r) -> dict:
 
 
 def _build_table(results, arch: str) -> Table:
+    from rich.table import Table
+
     table = Table(title=f"nvcc -arch={arch} resource report (ptxas -v)", title_justify="left")
     for head in ("family", "variant", "registers", "smem (B)", "stack (B)", "spill st/ld (B)", "barriers", "defines"):
         table.add_column(head, justify="left" if head in ("family", "variant", "defines") else "right")
@@ -158,8 +175,10 @@ def new(
     Example: gpuprof new matmul my_tiled && gpuprof run matmul --variants smem_tiled,cublas --add my_tiled.cu
     """
     from gpuprof.commands.new import write_starter
+    from gpuprof.variants import catalog
 
     with exit_on_error():
-        path = write_starter(catalog.load_family(family), name, directory)
-    console.print(f"wrote {path}; fill in the kernel, then:\n"
-                  f"  gpuprof run {family} --variants {catalog.load_family(family).baseline} --add {path}")
+        fam = catalog.load_family(family)
+        path = write_starter(fam, name, directory)
+    human_console(None).print(f"wrote {path}; fill in the kernel, then:\n"
+                              f"  gpuprof run {family} --variants {fam.baseline} --add {path}")

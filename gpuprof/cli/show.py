@@ -8,11 +8,9 @@ from typing import Annotated
 import typer
 
 from gpuprof.cli._app import app
-from gpuprof.cli._boundary import exit_on_error, fail
-from gpuprof.render.console import make_console
-from gpuprof.render.tables import run_table
-
-console = make_console()
+from gpuprof.cli._boundary import exit_on_error
+from gpuprof.cli._output import human_console
+from gpuprof.errors import Finding
 
 
 @app.command()
@@ -24,9 +22,11 @@ def show(
     Example: gpuprof show matmul.json
     """
     from gpuprof.commands.show import show as show_file
+    from gpuprof.render.tables import run_table
 
     with exit_on_error():
         shown = show_file(results_file)
+    console = human_console(None)
     if shown.results.command:
         console.print(f"{results_file}: {shown.results.command} ({shown.results.environment.get('gpu_name', 'unknown GPU')}, "
                       f"{shown.results.created_utc or 'undated'})")
@@ -35,5 +35,5 @@ def show(
     if shown.ceilings is None:
         console.print("% ceiling: not shown; no ceilings are known for this file's GPU.")
     if shown.failed:
-        raise fail(f"{len(shown.failed)} row(s) failed: "
-                   + ", ".join(f"{r.id} {r.check.status.upper()}" for r in shown.failed), 1)
+        raise Finding(f"{len(shown.failed)} row(s) failed: "
+                      + ", ".join(f"{r.id} {r.check.status.upper()}" for r in shown.failed))

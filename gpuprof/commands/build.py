@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,12 +37,33 @@ def build_variant(family: Family, variant: Variant, arch: str) -> BuildResult:
     return BuildResult(family.name, variant.name, variant.defines, usage, error)
 
 
-def build_family(family: Family, variants: list[Variant], arch: str, jobs: int = 4) -> list[BuildResult]:
+def check_arch(arch: str) -> None:
+    """A bad --arch is one line naming the valid choices, before nvcc fails once per kernel."""
+    known = nvcc.known_archs()
+    base = arch[:-1] if arch[-1:] in ("a", "f") else arch
+    if known and arch not in known and base not in known and arch not in ("native", "all", "all-major"):
+        sms = [k for k in known if k.startswith("sm_")]
+        raise UsageError(f"unknown --arch '{arch}'; this nvcc knows: {', '.join(sms or known)}")
+
+
+def build_family(family: Family, variants: list[Variant], arch: str, jobs: int = 4,
+                 on_done: Callable[[int], None] | None = None) -> list[BuildResult]:
     """nvcc runs in parallel threads (each one a subprocess), results in catalogue order. Only CUDA
-    variants: vendor calls have no source, Triton variants are compiled by Triton at launch."""
+    variants: vendor calls have no source, Triton variants are compiled by Triton at launch.
+    on_done(n) is told how many of these have finished."""
     compiled = [v for v in variants if v.is_cuda]
+    finished = 0
+
+    def one(v: Variant) -> BuildResult:
+        nonlocal finished
+        result = build_variant(family, v, arch)
+        finished += 1
+        if on_done is not None:
+            on_done(finished)
+        return result
+
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(lambda v: build_variant(family, v, arch), compiled))
+        return list(pool.map(one, compiled))
 
 
 def build_file(path: Path, arch: str, defines: dict[str, int] | None = None) -> list[BuildResult]:

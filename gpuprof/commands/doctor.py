@@ -19,6 +19,7 @@ class Check:
     ok: bool
     detail: str  # version or path when ok, what to do when not
     needed_for: str
+    required: bool = False  # run needs it; the others serve one command or option each
 
 
 def _tool(name: str, version_argv: list[str], needed_for: str, finder=None) -> Check:
@@ -35,10 +36,45 @@ def _tool(name: str, version_argv: list[str], needed_for: str, finder=None) -> C
     return Check(name, True, f"{version[-1] if version else 'version unknown'} at {path}", needed_for)
 
 
-def _module(name: str, needed_for: str, install: str) -> Check:
-    if importlib.util.find_spec(name) is None:
+def _module(name: str, needed_for: str, install: str, distribution: str | None = None) -> Check:
+    """Found without importing it (torch alone takes seconds), with its installed version."""
+    try:
+        found = importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
         return Check(name, False, f"not installed: {install}", needed_for)
-    return Check(name, True, "installed", needed_for)
+    return Check(name, True, _version_of(distribution or name), needed_for)
+
+
+def _version_of(distribution: str) -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        for dist in metadata.distributions():  # cupy-cuda13x, nvidia-ml-py: the import name differs
+            name = (dist.metadata["Name"] or "").lower()
+            if name.startswith(distribution.lower()):
+                return f"{dist.version} ({dist.metadata['Name']})"
+    return "installed (version unknown)"
+
+
+def torch_check(gpu_found: bool) -> Check:
+    """PyTorch, flagged when it is a CPU-only build on a machine with a GPU (its vendor variants fail)."""
+    check = _module("torch", "vendor variants (cuBLAS, cuDNN, torch ops), --timing cupti", "pip install torch")
+    if not check.ok or not gpu_found:
+        return check
+    try:
+        import torch  # only here, on a GPU machine: the one way to know which build it is
+
+        cpu_only = torch.version.cuda is None
+    except Exception:  # noqa: BLE001 -- a broken torch install is reported as such, never a crash of doctor
+        return Check("torch", False, f"{check.detail} is installed but does not import", check.needed_for)
+    if cpu_only:
+        return Check("torch", False, f"{check.detail} is a CPU-only build; install a CUDA build from "
+                     "https://pytorch.org/get-started/locally/", check.needed_for)
+    return check
 
 
 def counters_permitted() -> Check:
@@ -67,21 +103,26 @@ def gpu() -> Check:
 
 
 def diagnose() -> list[Check]:
+    """Every check; `required` ones (a GPU, CuPy, nvcc) decide doctor's exit code."""
+    from dataclasses import replace
+
     from gpuprof.tools.ncu import find_ncu
     from gpuprof.tools.nsys import find_nsys
     from gpuprof.tools.sanitizer import find_sanitizer
 
+    device = gpu()
     return [
-        gpu(),
-        _module("cupy", "run, launch", "pip install 'gpuprof[cuda13]' (or [cuda12])"),
-        _module("torch", "vendor variants (cuBLAS, cuDNN, torch ops), --timing cupti", "pip install torch"),
+        replace(device, required=True),
+        replace(_module("cupy", "run, launch", "pip install 'gpuprof[cuda13]' (or 'gpuprof[cuda12]')", "cupy"),
+                required=True),
+        replace(_tool("nvcc", ["--version"], "run --add, build"), required=True),
+        torch_check(device.ok),
         _module("triton", "Triton variants (vecadd/triton, softmax/triton; with torch)", "pip install triton"),
-        _tool("nvcc", ["--version"], "gpuprof build"),
         _tool("ncu", ["--version"], "gpuprof ncu", find_ncu),
         _tool("nsys", ["--version"], "gpuprof nsys", find_nsys),
         _tool("compute-sanitizer", ["--version"], "gpuprof sanitize", find_sanitizer),
         counters_permitted(),
-        _module("ncu_report", "reading .ncu-rep without ncu", "pip install ncu-report"),
-        _module("pynvml", "live clocks and power in devicequery", "pip install nvidia-ml-py"),
+        _module("ncu_report", "reading .ncu-rep without ncu", "pip install ncu-report", "ncu-report"),
+        _module("pynvml", "live clocks and power in devicequery", "pip install nvidia-ml-py", "nvidia-ml-py"),
         _module("matplotlib", "--plot", "pip install 'gpuprof[plot]'"),
     ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuprof.errors import UsageError
+from gpuprof.errors import InputError, UsageError
 from gpuprof.variants.catalog import Family
 
 TEMPLATE = """// {family} / {name}
@@ -31,15 +31,22 @@ def starter_text(family: Family, name: str) -> str:
     )
 
 
+MAX_NAME = 64  # a variant name is a table cell and a file name, not an essay
+
+
 def write_starter(family: Family, name: str, directory: Path) -> Path:
-    if not name.isidentifier():
-        raise UsageError(f"'{name}' cannot name a variant: use letters, digits and _ (e.g. my_tiled)")
+    if not name.isidentifier() or len(name) > MAX_NAME:
+        raise UsageError(f"'{name[:40]}' cannot name a variant: use up to {MAX_NAME} letters, digits and _ (e.g. my_tiled)")
     if name in family.variant_names:
         raise UsageError(f"{family.name} already has a variant '{name}'; choose another name")
     if not directory.is_dir():
         raise UsageError(f"--dir {directory}: no such directory")
     path = directory / f"{name}.cu"
-    if path.exists():
-        raise UsageError(f"{path} exists already; gpuprof new never overwrites a file")
-    path.write_text(starter_text(family, name))
+    try:
+        with path.open("x", encoding="utf-8") as handle:  # "x": never over an existing file
+            handle.write(starter_text(family, name))
+    except FileExistsError:
+        raise UsageError(f"{path} exists already; gpuprof new never overwrites a file") from None
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
     return path

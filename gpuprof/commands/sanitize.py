@@ -18,7 +18,7 @@ from itertools import pairwise
 from pathlib import Path
 
 from gpuprof.commands.sanitize_sources import SourceFinder, SourceLine, python_scripts
-from gpuprof.errors import EnvironmentProblem, GpuprofError, InputError, ParseError
+from gpuprof.errors import EnvironmentProblem, GpuprofError, ParseError
 from gpuprof.parsers.nvcc_resources import parse_ptxas
 from gpuprof.parsers.sanitizer_log import SanitizerFinding, SanitizerSummary, SanitizerToolError, parse_log
 from gpuprof.tools import nvcc
@@ -300,12 +300,10 @@ def fresh_dir(path: Path) -> Path:
 
 
 def import_log(path: Path, tool_name: str | None = None) -> SanitizeResult:
+    from gpuprof.files import read_text
     from gpuprof.parsers.sanitizer_log import load_xml
 
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    text = read_text(path, "sanitizer log")
     summary = load_xml(path, tool_name) if text.lstrip().startswith("<?xml") else parse_log(text, path, tool_name)
     result = _from_summary(path.name, summary, None, path)
     _locate([result], lambda r: [], SourceFinder([path.parent, Path.cwd()]))

@@ -24,15 +24,21 @@ _STYLE = {
 _HEADERS = ("row", "verdict", "base", "new", "change", "CI of change", "p", "reason")
 
 
-def render_compare_table(report: CompareReport) -> Table:
+def render_compare_table(report: CompareReport, hide_same: bool = False) -> Table:
+    """hide_same leaves SAME rows out of the table (the caption still counts them): a terminal
+    view of 18k unchanged rows helps nobody and takes Rich minutes to lay out."""
+    shown = [v for v in _ordered(report.verdicts) if not (hide_same and v.status is Status.SAME)]
+    hidden = len(report.verdicts) - len(shown)
+    hidden_line = f"{hidden} SAME rows not shown (--json and --markdown list them)"
     table = Table(title=f"{report.base_label} → {report.new_label}  ({_policy_line(report)})",
-                  caption="\n".join(verdict_lines(report)), title_justify="left", caption_justify="left")
-    longest = max((len(v.row_id) for v in report.verdicts), default=3)
+                  caption="\n".join([*verdict_lines(report), *([hidden_line] if hidden else [])]),
+                  title_justify="left", caption_justify="left")
+    longest = max((len(v.row_id) for v in shown), default=3)
     for header in _HEADERS:
         # Row ids are never cut: narrow consoles squeeze and wrap the other columns instead.
         extra = {"min_width": longest, "no_wrap": True} if header == "row" else {"overflow": "fold"}
         table.add_column(header, justify="right" if header in ("base", "new", "change", "p") else "left", **extra)
-    for v in _ordered(report.verdicts):
+    for v in shown:
         table.add_row(*_cells(v, Text(v.status.value, style=_STYLE[v.status])))
     return table
 

@@ -24,3 +24,13 @@ def compile_report(source: Path, *, arch: str = "sm_90", defines: dict[str, int]
     with tempfile.TemporaryDirectory(prefix="gpuprof-nvcc-") as tmp:
         argv = nvcc_argv(tool, source, arch, defines or {}, Path(tmp) / "out.cubin")
         return _proc.run(argv, timeout_s=COMPILE_TIMEOUT_S)
+
+
+def known_archs(nvcc: str | None = None) -> list[str]:
+    """The -arch values this nvcc accepts (sm_XX and compute_XX), from its own lists."""
+    tool = _proc.find_tool("nvcc", nvcc)
+    names: list[str] = []
+    for flag in ("--list-gpu-code", "--list-gpu-arch"):
+        done = _proc.run([tool, flag], timeout_s=60)
+        names += done.stdout.split() if done.returncode == 0 else []
+    return names

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import difflib
 import operator
 import tomllib
 from dataclasses import dataclass, field, replace
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuprof.errors import InputError, UsageError
+from gpuprof.files import read_text
 
 _PACKAGED = Path(__file__).resolve().parents[1] / "_kernels"  # where a wheel puts kernels/ (pyproject force-include)
 _SOURCE_TREE = Path(__file__).resolve().parents[2] / "kernels"  # a checkout or an editable install
@@ -183,8 +185,11 @@ def family_names(root: Path | None = None) -> list[str]:
 def load_family(name: str, root: Path | None = None) -> Family:
     root = root or kernels_root()
     path = root / name / "family.toml"
-    if not path.is_file():
-        raise UsageError(f"unknown family '{name}'; choose from: {', '.join(family_names(root))}")
+    if not path.is_file() or not name.isidentifier():
+        names = family_names(root)
+        close = difflib.get_close_matches(name, names, n=1)
+        hint = f"did you mean {close[0]}? " if close else ""
+        raise UsageError(f"unknown family '{name}'; {hint}choose from: {', '.join(names)}")
     return parse_manifest(path)
 
 
@@ -194,11 +199,9 @@ def load_all(root: Path | None = None) -> list[Family]:
 
 def parse_manifest(path: Path) -> Family:
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(read_text(path))
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: not valid TOML ({exc})") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
     m = _Manifest(path, data)
     family = Family(
         name=m.str("family"),

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuprof.errors import InputError
+from gpuprof.files import read_source
 from gpuprof.gpu import cupy, device_info
 from gpuprof.paths import CACHE_DIR
 from gpuprof.variants.catalog import Variant, kernels_root
@@ -56,10 +57,7 @@ def compile_variant(variant: Variant) -> CompiledKernel:
     _point_cupy_cache()
     cp = cupy()
     device_info()  # fail with 'no GPU' before NVRTC complains about the architecture
-    try:
-        text = variant.file.read_text()
-    except OSError as exc:
-        raise InputError(f"cannot read {variant.file}: {exc.strerror or exc}") from None
+    text = read_source(variant.file)
     # Findings and source views then name the real file, not NVRTC's '<hash>.cubin.cu'.
     source = f'// headers {headers_digest(variant.file.parent)}\n#line 1 "{display_path(variant.file)}"\n{text}'
     options = nvrtc_options(variant)

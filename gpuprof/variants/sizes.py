@@ -28,13 +28,13 @@ def parse_size(family: Family, text: str | None) -> dict[str, int]:
             if len(parts) != len(dims):
                 raise ValueError
             values = dict(zip(dims, parts))
-    except (ValueError, KeyError, OverflowError):
-        raise UsageError(f"bad size '{text}': {usage}") from None
+    except (ValueError, KeyError, OverflowError):  # ValueError too for a 5000-digit number
+        raise UsageError(f"bad size '{text[:40]}': {usage}") from None
     for d, v in values.items():
         if v < 1:
             raise UsageError(f"bad size '{text}': {d} must be a positive integer; {usage}")
         if v > 2**31 - 1:
-            raise UsageError(f"bad size '{text}': {d} = {v} is over the 32-bit index limit of the kernels")
+            raise UsageError(f"bad size '{text[:40]}': {d} is over the 32-bit index limit of the kernels (2^31 - 1)")
     return values
 
 
@@ -42,6 +42,8 @@ def _integer(text: str) -> int:
     """'4096', '2^28' or '1e6' as an integer."""
     if "^" in text:
         base, _, exp = text.partition("^")
+        if not 0 <= int(exp) <= 64:  # 2^100000000 would take minutes to compute, only to be refused
+            raise OverflowError(exp)
         return int(base) ** int(exp)
     if "e" in text:
         value = float(text)

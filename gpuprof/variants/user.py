@@ -6,11 +6,13 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 
 from gpuprof import families
 from gpuprof.errors import InputError, UsageError
 from gpuprof.families import _keys
+from gpuprof.files import read_source, read_text
 from gpuprof.variants.catalog import Family, Variant, check_geometry, parse_variant, validate_variants
 
 # An entry point as the built-ins declare it: `extern "C" __global__ void [__launch_bounds__(...)] name(params)`;
@@ -102,17 +104,34 @@ def parameter_types(params: str) -> list[str]:
     return out
 
 
-def add_to_family(family: Family, spec: AddSpec | None) -> tuple[Family, list[Variant]]:
-    """The family with the user's variants in it (if any), and those variants as a list."""
+def add_to_family(family: Family, spec: AddSpec | Sequence[AddSpec] | None) -> tuple[Family, list[Variant]]:
+    """The family with the user's variants in it (if any), and those variants as a list. Several
+    specs (several --add) accumulate."""
+    specs = [] if spec is None else [spec] if isinstance(spec, AddSpec) else list(spec)
     extra: list[Variant] = []
-    if spec is not None and spec.kernels_dir is not None:
-        extra += load_kernels_dir(spec.kernels_dir, family)
-    if spec is not None and spec.path is not None:
-        added = to_variant(family, spec)
+    for directory in dict.fromkeys(s.kernels_dir for s in specs if s.kernels_dir is not None):
+        extra += load_kernels_dir(directory, family)
+    for one in specs:
+        if one.path is None:
+            continue
+        added = to_variant(family, one)
         if added.name in {v.name for v in extra}:
-            raise UsageError(f"variant name {added.name!r} already exists in --kernels-dir; rename {spec.path.name}")
+            origin = "--add" if any(v.name == added.name and v.technique.startswith("your variant") for v in extra) \
+                else "--kernels-dir"
+            raise UsageError(f"variant name {added.name!r} already exists in {origin}; rename {one.path.name}")
         extra.append(added)
     return family.with_variants(extra), extra
+
+
+def cli_args(specs: Sequence[AddSpec]) -> list[str]:
+    """Several specs' options again, the kernels folder once, for a profiler's or sanitizer's child."""
+    args: list[str] = []
+    for one in specs:
+        more = one.cli_args()
+        if more[:1] == ["--kernels-dir"] and "--kernels-dir" in args:
+            more = more[2:]
+        args += more
+    return args
 
 
 def load_kernels_dir(directory: Path, family: Family) -> list[Variant]:
@@ -124,9 +143,7 @@ def load_kernels_dir(directory: Path, family: Family) -> list[Variant]:
     if not path.is_file():
         return []
     try:
-        data = tomllib.loads(path.read_text())
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+        data = tomllib.loads(read_text(path))
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: not valid TOML ({exc})") from None
     unknown = sorted(set(data) - {"family", "variant"})
@@ -151,17 +168,14 @@ def load_kernels_dir(directory: Path, family: Family) -> list[Variant]:
             raise InputError(f"{path}: {exc.message}") from None
     for variant in variants:
         if variant.is_cuda:  # a Triton variant (language = "triton") brings its own launch
-            _kernel_in(variant.file, variant.file.read_text(), family, variant.kernel)
+            _kernel_in(variant.file, read_source(variant.file), family, variant.kernel)
     return variants
 
 
 def to_variant(family: Family, spec: AddSpec) -> Variant:
     """A Variant for the user's file; its signature must be the family's (checked before any launch)."""
     path = spec.path
-    try:
-        source = path.read_text()
-    except OSError as exc:
-        raise UsageError(f"--add {path}: cannot read it ({exc.strerror or exc})") from None
+    source = read_source(path, "--add")
     name = _kernel_in(path, source, family, spec.function)
     base = family.variant(family.baseline)
     variant = Variant(

@@ -2,7 +2,7 @@
 
 Layers, top to bottom (README "How the code is organized"):
 cli -> render -> commands -> api / pytest_plugin -> suite_file -> measure -> analysis
--> variants / families / fingerprint -> tools -> parsers -> results / gpu -> errors / paths / progress
+-> variants / families / fingerprint -> tools -> parsers -> results / gpu -> files -> errors / paths / progress
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "gpuprof"
 
 LAYERS = [  # lowest first; a module may import its own layer or any lower one
     {"errors", "paths", "progress", "__init__"},
+    {"files"},
     {"results", "gpu"},
     {"parsers"},
     {"tools"},

@@ -1,0 +1,80 @@
+"""Time and peak memory of `gpuprof compare` on an 18k-row results file (issue 16: <= 10 s, <= 300 MB).
+
+Writes two synthetic results files (BASE, and NEW with ~1 % of rows 10 % slower) built from a
+recorded row's shape, then runs the CLI in a child process and reads its peak RSS:
+
+    python benchmarks/compare_large.py [--rows 18000] [--samples 60]
+
+Prints one line: rows, samples per row, file size, wall and CPU seconds, peak MB, exit code
+(CPU seconds matter on a shared machine, where wall time includes waiting for a core).
+
+Recorded on a shared 2-core CPU machine (18000 rows x 60 samples, 47 MB per file):
+  before (per-row scipy calls, per-sample type checks, full terminal table): wall 223 s, peak 449 MB
+  after: wall 18.8 s, CPU 11.4 s, peak 449 MB -- the time target (10 s) is near on an idle
+  machine; the memory one (300 MB) is not met: two files of Python floats stay loaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+TEMPLATE = REPO / "tests" / "fixtures" / "results" / "smoke_a.json"
+
+
+def synthetic(rows: int, samples: int, slower: set[int], seed: int) -> dict:
+    rng = random.Random(seed)
+    data = json.loads(TEMPLATE.read_text())
+    template = next(r for r in data["rows"] if r.get("timing"))
+    out = []
+    for i in range(rows):
+        row = json.loads(json.dumps(template))
+        row["variant"] = f"v{i:05d}"
+        row.pop("id", None)
+        median = 1e-4 * (1 + i % 97) * (1.10 if i in slower else 1.0)
+        times = sorted(median * (1 + rng.gauss(0, 0.003)) for _ in range(samples))
+        row["timing"]["samples_s"] = times
+        row["timing"]["sm_clock_mhz"] = [1980.0] * samples
+        n = len(times)
+        row["timing"]["summary"] = {"n": n, "median_s": times[n // 2], "mean_s": sum(times) / n, "min_s": times[0],
+                                    "max_s": times[-1], "p25_s": times[n // 4], "p75_s": times[3 * n // 4],
+                                    "rel_spread": (times[3 * n // 4] - times[n // 4]) / times[n // 2]}
+        out.append(row)
+    data["rows"] = out
+    return data
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=18_000)
+    parser.add_argument("--samples", type=int, default=60)
+    args = parser.parse_args()
+    slower = set(range(0, args.rows, 97))
+    with tempfile.TemporaryDirectory(prefix="gpuprof-bench-") as tmp:
+        base, new = Path(tmp) / "base.json", Path(tmp) / "new.json"
+        base.write_text(json.dumps(synthetic(args.rows, args.samples, set(), 1)))
+        new.write_text(json.dumps(synthetic(args.rows, args.samples, slower, 2)))
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "gpuprof", "compare", str(base), str(new),
+                               "--json", str(Path(tmp) / "report.json")],
+                              capture_output=True, text=True, cwd=REPO)
+        wall = time.perf_counter() - start
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        peak_mb, cpu_s = usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
+        size_mb = new.stat().st_size / 1e6
+    print(f"rows={args.rows} samples={args.samples} file={size_mb:.1f}MB wall={wall:.1f}s "
+          f"cpu={cpu_s:.1f}s peak_rss={peak_mb:.0f}MB exit={done.returncode}")
+    if done.returncode not in (0, 1):
+        print(done.stderr[-2000:], file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,113 @@
+"""The one way gpuprof reads a file the user gave it, and the checks before it writes one.
+
+Every reader goes through `read_bytes`, `read_text` or `read_source`, so a missing, unreadable,
+huge, binary or wrongly encoded file is an InputError (exit 2) naming the file and what is
+wrong, never a UnicodeDecodeError traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from gpuprof.errors import InputError, UsageError
+
+# Far beyond any suite, manifest, kernel or results file; a bigger one is almost surely the wrong file.
+MAX_BYTES = 1 << 30
+
+
+def read_bytes(path: str | Path, what: str = "", max_bytes: int = MAX_BYTES) -> bytes:
+    """The file's bytes; InputError naming `what` (e.g. 'suite') and the file otherwise."""
+    path = Path(path)
+    label = f"{what} {path}" if what else str(path)
+    try:
+        if path.is_dir():
+            raise InputError(f"cannot read {label}: it is a folder, not a file")
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise InputError(f"cannot read {label}: {size:,} bytes is more than the {max_bytes:,} gpuprof reads")
+        return path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {label}: {exc.strerror or exc}") from None
+    except ValueError as exc:  # an embedded NUL in the path
+        raise InputError(f"cannot read {label}: {exc}") from None
+
+
+def read_text(path: str | Path, what: str = "", max_bytes: int = MAX_BYTES) -> str:
+    """A UTF-8 text file (suites, manifests, results, logs): anything else is one clear error."""
+    data = read_bytes(path, what, max_bytes)
+    label = f"{what} {path}" if what else str(path)
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise InputError(f"{label}: UTF-16 text; save it as UTF-8")
+    if b"\x00" in data[:8192]:
+        raise InputError(f"{label}: a binary file, not text")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(f"{label}: line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save it as UTF-8") from None
+
+
+def read_source(path: str | Path, what: str = "") -> str:
+    """A CUDA or Python source, read as the compiler would: bytes, with a lenient decode, so a
+    Latin-1 comment (`// René ©`) costs nothing. Only a binary file is refused."""
+    data = read_bytes(path, what)
+    label = f"{what} {path}" if what else str(path)
+    if b"\x00" in data[:8192]:
+        raise InputError(f"{label}: a binary file, not source code")
+    return data.decode("utf-8", errors="replace")
+
+
+def check_outputs(inputs: Iterable[Path | str | None], outputs: dict[str, Path | str | None],
+                  force: bool = False) -> None:
+    """Before any work: no output is one of the inputs (or another output), and an existing file that
+    gpuprof did not write is replaced only with --force. `outputs` maps option name -> path."""
+    given_inputs = [Path(p) for p in inputs if p is not None and str(p) != "-"]
+    seen: dict[Path, str] = {}
+    for option, target in outputs.items():
+        if target is None or str(target) == "-":
+            continue
+        target = Path(target)
+        for source in given_inputs:
+            if _same(source, target):
+                raise UsageError(f"{option} {target} is also an input; gpuprof never writes over its inputs")
+        resolved = target.resolve()
+        if resolved in seen:
+            raise UsageError(f"{option} and {seen[resolved]} both name {target}; give different files")
+        seen[resolved] = option
+        if target.is_dir():
+            raise UsageError(f"{option} {target} is a folder; give a file name")
+        if not force and target.exists() and not _ours(target):
+            raise UsageError(f"{option} {target} exists and was not written by gpuprof; "
+                             "choose another name or add --force to replace it")
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve() or (a.exists() and b.exists() and os.path.samefile(a, b))
+    except (OSError, ValueError):
+        return False
+
+
+def _ours(path: Path) -> bool:
+    """An empty file, a JSON file with a gpuprof schema, a gpuprof Markdown summary, or an image."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    if not head.strip():
+        return True
+    if head.startswith(b"\x89PNG") or b"<svg" in head:
+        return True  # a plot; gpuprof's plots carry no marker of their own
+    if b"gpuprof" in head[:400]:
+        return True  # Markdown summaries name gpuprof in their heading
+    if head.lstrip().startswith(b"{"):
+        try:
+            data = json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            return False
+        return isinstance(data, dict) and str(data.get("schema", "")).startswith("gpuprof")
+    return False
