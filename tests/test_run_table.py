@@ -155,8 +155,8 @@ def test_gpuprof_run_exits_1_on_an_impossible_row(monkeypatch):
         rows = [judge(r, H100, "flop") for r in manifest_rows("matmul", {"cublas": 52.07, "warptile": 400.0})]
         return Results(environment={}, rows=rows)
 
-    monkeypatch.setattr("gpuprof.cli.run.run_family", fake_run_family)
-    monkeypatch.setattr("gpuprof.cli.run.device_info", h100)
+    monkeypatch.setattr("gpuprof.commands.run.run_family", fake_run_family)
+    monkeypatch.setattr("gpuprof.gpu.device_info", h100)
     monkeypatch.setattr(ceilings, "load", lambda info: H100)
     result = CliRunner().invoke(app, ["run", "matmul", "--variants", "warptile,cublas"])
     assert result.exit_code == 1, result.output
@@ -167,8 +167,8 @@ def test_gpuprof_run_matmul_all_exits_0_without_a_percentage_above_100(monkeypat
     def fake_run_family(request, progress=None, checkpoint=None, worker=None):
         return Results(environment={}, rows=[judge(r, H100, "flop") for r in manifest_rows("matmul", MATMUL_RATES)])
 
-    monkeypatch.setattr("gpuprof.cli.run.run_family", fake_run_family)
-    monkeypatch.setattr("gpuprof.cli.run.device_info", h100)
+    monkeypatch.setattr("gpuprof.commands.run.run_family", fake_run_family)
+    monkeypatch.setattr("gpuprof.gpu.device_info", h100)
     monkeypatch.setattr(ceilings, "load", lambda info: H100)
     result = CliRunner().invoke(app, ["run", "matmul", "--variants", "all"], env={"COLUMNS": "160"})
     assert result.exit_code == 0, result.output
