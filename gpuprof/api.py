@@ -21,9 +21,10 @@ from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from gpuprof.gpu import cupy
+from gpuprof.analysis import ceilings, derive
+from gpuprof.gpu import cupy, device_info
 from gpuprof.measure import integrity, timing
-from gpuprof.results import IMPOSSIBLE, OK, Timing
+from gpuprof.results import IMPOSSIBLE, OK, CheckResult, Row, Timing
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ def on_stream(fn: Callable[[], Any]) -> timing.Launch:
 
 def benchmark(fn: Callable[[], Any], *, mode: str = "cold", min_samples: int = 10, max_time_s: float = 2.0,
               target_spread: float = 0.005, flop: float | None = None, bytes: float | None = None,
-              label: str | None = None, discard_throttled: bool = False) -> BenchResult:
+              label: str | None = None, discard_throttled: bool = False, precision: str = "fp32") -> BenchResult:
     """Time fn() like `gpuprof run` times a variant: warm-up, then samples until the spread is
     small; then audit that its work ran on the timed stream (status IMPOSSIBLE when not)."""
     cupy()
@@ -92,8 +93,18 @@ def benchmark(fn: Callable[[], Any], *, mode: str = "cold", min_samples: int = 1
     harness = timing.shared_harness()
     launch = on_stream(fn)
     result = timing.measure(launch, harness, policy)
-    elsewhere = integrity.off_stream(launch, harness)
     name = label or getattr(fn, "__name__", "callable")
+    elsewhere = integrity.off_stream(launch, harness) or below_floor(result, flop, bytes, precision)
     if elsewhere:
         return BenchResult(name, result, flop, bytes, IMPOSSIBLE, (elsewhere,))
     return BenchResult(name, result, flop, bytes)
+
+
+def below_floor(result: Timing, flop: float | None, bytes: float | None, precision: str) -> str | None:
+    """The physical-floor test of `gpuprof run` (analysis.derive): a median faster than the declared
+    bytes at the datasheet bandwidth, or FLOPs at the datasheet peak of `precision`, is not this work."""
+    if flop is None and bytes is None:
+        return None
+    row = Row(family="api", variant="callable", size={}, vendor=False, check=CheckResult(status=OK), timing=result,
+              flop=flop, bytes=bytes, precision=precision)
+    return derive.impossible_reason(row, ceilings.load(device_info()))

@@ -12,6 +12,7 @@ import types
 import numpy as np
 import pytest
 
+from gpuprof.analysis.ceilings import Ceilings
 from gpuprof.commands import run as run_core
 from gpuprof.measure import check, integrity
 from gpuprof.results import IMPOSSIBLE, OK, WRONG, CheckResult
@@ -273,8 +274,14 @@ def test_api_benchmark_of_off_stream_work_is_impossible_and_has_no_rate(monkeypa
     assert result.to_dict()["status"] == IMPOSSIBLE
 
     monkeypatch.setattr(api.integrity, "off_stream", lambda launch, harness: None)
-    good = api.benchmark(lambda: None, bytes=3.2e9)
-    assert good.ok and good.rate == pytest.approx(3.2e9 / 3e-6)
+    monkeypatch.setattr(api, "device_info", lambda: None)
+    monkeypatch.setattr(api.ceilings, "load", lambda info: Ceilings(bandwidth_bytes_s=3.35e12, flops={"fp32": 67e12}))
+    good = api.benchmark(lambda: None, bytes=3.2e3)  # 1 GB/s: far from any floor
+    assert good.ok and good.rate == pytest.approx(3.2e3 / 3e-6)
+    # The physical floor is the backstop for off-stream work the audit cannot see:
+    # 3.2 GB in 3 µs is ~1 PB/s, 300x the datasheet bandwidth.
+    floor = api.benchmark(lambda: None, bytes=3.2e9)
+    assert floor.status == IMPOSSIBLE and floor.rate is None and "physical floor" in floor.reasons[0]
 
 
 # ---------------------------------------------------------------- the manifest's in-place key
