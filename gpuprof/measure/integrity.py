@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gpuprof.gpu import cupy
+from gpuprof.measure.timing import time_one_cold
 
 OFF_STREAM_MIN_S = 100e-6  # device work left after enqueuing, beyond the event time, that counts
 OFF_STREAM_RATIO = 0.5  # ... and beyond this fraction of the event time
@@ -99,12 +100,5 @@ def skips_when_written(launch: Launch, poison: Callable[[], None], harness: Any,
 
 
 def _time_cold(launch: Launch, harness: Any) -> float:
-    cp = cupy()
-    cp.cuda.Device().synchronize()
-    start, end = harness.events(2)
-    harness.flush()
-    start.record(harness.stream)
-    launch(harness.stream)
-    end.record(harness.stream)
-    end.synchronize()
-    return cp.cuda.get_elapsed_time(start, end) / 1e3
+    cupy().cuda.Device().synchronize()  # the poison ran on CuPy's default stream, not the timed one
+    return time_one_cold(launch, harness)

@@ -143,7 +143,7 @@ def measure(launch: Launch, harness: Harness, policy: TimingPolicy) -> Timing:
     for _ in range(policy.warmup):
         launch(stream)
     stream.synchronize()
-    per_launch_s = _estimate(launch, harness)
+    per_launch_s = time_one_cold(launch, harness)
     sample_runner, per_sample, note, launches = _sampler(launch, harness, policy.mode, per_launch_s)
     gpu_per_sample_s = per_sample + (harness.flush_bytes / 2e12 if policy.mode == "cold" else 0.0)
 
@@ -223,8 +223,8 @@ def recorded_resolution(samples: list[float], policy: TimingPolicy) -> float | N
     return value if math.isfinite(value) else None
 
 
-def _estimate(launch: Launch, harness: Harness) -> float:
-    """Seconds one launch takes (L2 cold), to size batches and graphs."""
+def time_one_cold(launch: Launch, harness: Harness) -> float:
+    """Seconds one launch takes (L2 cold): sizes batches and graphs, and the integrity audits."""
     start, end = harness.events(2)
     harness.flush()
     start.record(harness.stream)

@@ -61,7 +61,7 @@ def fake_engine(monkeypatch):
 
         return take, PER_SAMPLE_S, "", 1
 
-    monkeypatch.setattr(timing, "_estimate", lambda launch, harness: PER_SAMPLE_S)
+    monkeypatch.setattr(timing, "time_one_cold", lambda launch, harness: PER_SAMPLE_S)
     monkeypatch.setattr(timing, "_sampler", sampler)
 
 
