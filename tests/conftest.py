@@ -86,7 +86,9 @@ def nvcc_available() -> str:
 
 @pytest.fixture
 def runner() -> CliRunner:
-    return CliRunner()
+    # The human console follows $COLUMNS (render/console.py): pin it, so a developer's exported
+    # COLUMNS does not change what the tests see; 160 is what a pipe gets without it.
+    return CliRunner(env={"COLUMNS": "160"})
 
 
 @pytest.fixture

@@ -20,6 +20,10 @@ Timeout = Annotated[float, typer.Option(
                       "each variant runs in a worker process, so a fault or hang costs only that variant.")]
 
 
+# The run table shows the columns that fit the terminal (its caption names the rest); --wide: all.
+Wide = Annotated[bool, typer.Option("--wide", help="Every column of the table, whatever the terminal width.")]
+
+
 @app.command()
 @with_variant_options
 def run(
@@ -31,6 +35,7 @@ def run(
     baseline: Annotated[Optional[str], typer.Option("--baseline", help="Variant the speedups are relative to. Default: the family's baseline.")] = None,
     json_out: JsonOut = None,
     force: Force = False,
+    wide: Wide = False,
     min_samples: Annotated[int, typer.Option("--min-samples", help="Fewest timed samples per variant.")] = 10,
     max_time: Annotated[float, typer.Option("--max-time", help="Time budget per variant in seconds (sampling stops when the spread is small or this is spent).")] = 2.0,
     target_spread: Annotated[float, typer.Option("--target-spread", help="Stop sampling once the robust relative spread is at most this.")] = 0.005,
@@ -64,7 +69,7 @@ def run(
         from gpuprof.files import check_outputs
         from gpuprof.gpu import device_info
         from gpuprof.measure.timing import TimingPolicy
-        from gpuprof.render.tables import run_table
+        from gpuprof.render.tables import print_run_table, run_table
         from gpuprof.variants import catalog
         from gpuprof.variants.sizes import parse_size
 
@@ -100,7 +105,8 @@ def run(
             typer.echo(json.dumps(results.to_dict(finished[-1]), indent=1, allow_nan=True))
     derived = derive(outcome.rows, spec.RATE, base, fam.vendor_reference, limits)
     console = human_console(target)
-    console.print(run_table(fam, derived, base, fam.vendor_reference, limits, timing))
+    print_run_table(console, run_table(fam, derived, base, fam.vendor_reference, limits, timing,
+                            width=None if wide else console.width), wide)
     if isinstance(target, Path):
         console.print(f"results written to {target}")
     bad = [r for r in outcome.rows if r.check.status not in (results.OK, results.SKIPPED)]
@@ -189,6 +195,7 @@ def suite(
     suite_file: Annotated[Path, typer.Argument(metavar="SUITE.toml", help="A suite file, e.g. suites/smoke.toml.")],
     json_out: JsonOut = None,
     force: Force = False,
+    wide: Wide = False,
     timeout: Timeout = DEFAULT_VARIANT_TIMEOUT_S,
     gpus: Annotated[Optional[str], typer.Option(
         "--gpus", metavar="all|0,1",
@@ -218,7 +225,7 @@ def suite(
         from gpuprof.files import check_outputs
         from gpuprof.gpu import device_info
         from gpuprof.progress import Progress as Step
-        from gpuprof.render.tables import run_table
+        from gpuprof.render.tables import print_run_table, run_table
         from gpuprof.variants import catalog
 
         target = json_target(json_out)
@@ -243,8 +250,9 @@ def suite(
     for (family_name, _), rows in groups.items():
         fam = catalog.load_family(family_name)
         derived = derive(rows, families.spec(family_name).RATE, fam.baseline, fam.vendor_reference, limits)
-        console.print(run_table(fam, derived, fam.baseline, fam.vendor_reference, limits,
-                                rows[0].timing.mode if rows[0].timing else "cold"))
+        print_run_table(console, run_table(fam, derived, fam.baseline, fam.vendor_reference, limits,
+                                rows[0].timing.mode if rows[0].timing else "cold",
+                                width=None if wide else console.width), wide)
     if target is not None:
         console.print(f"results written to {target}")
     bad = [r for r in outcome.rows if r.check.status not in (results.OK, results.SKIPPED)]

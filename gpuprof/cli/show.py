@@ -16,13 +16,14 @@ from gpuprof.errors import Finding
 @app.command()
 def show(
     results_file: Annotated[Path, typer.Argument(metavar="RESULTS.json", help="A results file from run, suite or pytest --gpuprof-json.")],
+    wide: Annotated[bool, typer.Option("--wide", help="Every column of the table, whatever the terminal width.")] = False,
 ) -> None:
     """Print a results file as `gpuprof run` printed it (ceilings of the file's GPU); exit 1 if a row failed.
 
     Example: gpuprof show matmul.json
     """
     from gpuprof.commands.show import show as show_file
-    from gpuprof.render.tables import run_table
+    from gpuprof.render.tables import print_run_table, run_table
 
     with exit_on_error():
         shown = show_file(results_file)
@@ -31,7 +32,8 @@ def show(
         console.print(f"{results_file}: {shown.results.command} ({shown.results.environment.get('gpu_name', 'unknown GPU')}, "
                       f"{shown.results.created_utc or 'undated'})")
     for group in shown.groups:
-        console.print(run_table(group.family, group.derived, group.baseline, group.vendor, shown.ceilings, group.mode))
+        print_run_table(console, run_table(group.family, group.derived, group.baseline, group.vendor, shown.ceilings, group.mode,
+                                width=None if wide else console.width), wide)
     if shown.ceilings is None:
         console.print("% ceiling: not shown; no ceilings are known for this file's GPU.")
     if shown.failed:

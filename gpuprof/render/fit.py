@@ -2,7 +2,8 @@
 
 Every column says how much it matters (0: always shown). Where the table at its natural width
 (every cell whole, no wrapping) is wider than the console, the least important optional columns
-are dropped, one at a time, and the caption names them; `--wide` shows them all.
+are dropped, one at a time, and the caption names them (plus what a dropped column would have
+warned about, `dropped_note`); `--wide` shows them all.
 """
 
 from __future__ import annotations
@@ -21,33 +22,36 @@ class Column:
     header: str
     priority: int = 0  # 0: always shown; higher numbers are dropped first
     justify: str = "right"
+    dropped_note: str = ""  # said in the caption when the column is left out (what it would have warned of)
 
 
-def fitted_table(columns: list[Column], rows: list[list[str]], width: int | None, *, title: str = "",
+def fitted_table(columns: list[Column], rows: list[list[str | Text]], width: int | None, *, title: str = "",
                  caption: str = "") -> Table:
     """A table of the columns that fit `width` (None: all of them), cells never wrapped or cut."""
     shown = list(range(len(columns)))
-    dropped: list[str] = []
+    dropped: list[int] = []
     while True:
         table = _table([columns[i] for i in shown], [[r[i] for i in shown] for r in rows], title)
-        if width is None or _natural_width(table) <= width:
+        if width is None or natural_width(table) <= width:
             break
         optional = [i for i in shown if columns[i].priority > 0]
         if not optional:
             break  # the essential columns alone are wider: the terminal is too narrow for them
         worst = max(optional, key=lambda i: (columns[i].priority, i))
         shown.remove(worst)
-        dropped.insert(0, columns[worst].header)
+        dropped.append(worst)
     notes = [caption] if caption else []
     if dropped:
-        notes.append(f"not shown at this width: {', '.join(dropped)} (--wide shows every column)")
+        notes.append(f"not shown at this width: {', '.join(columns[i].header for i in sorted(dropped))} "
+                     "(--wide shows every column)")
+        notes += [columns[i].dropped_note for i in dropped if columns[i].dropped_note]
     if notes:
         table.caption = "\n".join(notes)
         table.caption_justify = "left"
     return table
 
 
-def _table(columns: list[Column], rows: list[list[str]], title: str) -> Table:
+def _table(columns: list[Column], rows: list[list[str | Text]], title: str) -> Table:
     table = Table(title=title or None, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
                   collapse_padding=True, show_edge=False)
     for col in columns:
@@ -58,6 +62,8 @@ def _table(columns: list[Column], rows: list[list[str]], title: str) -> Table:
     return table
 
 
-def _natural_width(table: Table) -> int:
+def natural_width(table: Table) -> int:
+    """Columns the table takes with every cell whole; `--wide` prints at least this wide (the terminal
+    folds the lines rather than Rich cutting the cells)."""
     console = Console(width=100_000, record=False)
     return Measurement.get(console, console.options, table).maximum

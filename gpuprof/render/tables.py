@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -11,6 +12,7 @@ from gpuprof.analysis.derive import Derived
 from gpuprof.errors import GpuprofError
 from gpuprof.measure.timing import MODES
 from gpuprof.render import units
+from gpuprof.render.fit import Column, fitted_table, natural_width
 from gpuprof.results import FAULT, IMPOSSIBLE, OK, SKIPPED, TIMEOUT, WRONG, Timing, size_label
 from gpuprof.variants.catalog import Family
 
@@ -22,26 +24,42 @@ _GENERIC_FORMULA = {"flop": "TFLOP/s = the family's FLOP count / median time",
                     "bytes": "GB/s = bytes each element must move (inputs read once, outputs written once) / median time"}
 
 
+# Higher: left out sooner when the table is wider than the console (render/fit.py). The size goes
+# first when every row ran at one size (the title says it), % ceiling last.
+_DROP_SAME_SIZE, _DROP_SPREAD, _DROP_VS_BASELINE, _DROP_SAMPLES, _DROP_SIZE, _DROP_MEASURED, _DROP_CEILING = (
+    7, 6, 5, 4, 3, 2, 1)
+
+
 def run_table(family: Family, derived: list[Derived], baseline: str | None, vendor: str | None,
-              ceilings: Ceilings | None, mode: str) -> Table:
+              ceilings: Ceilings | None, mode: str, width: int | None = None) -> Table:
+    """The run table; `width` (the console's): optional columns are left out until it fits, the caption
+    names them. None: every column (--wide)."""
     rate_head = "TFLOP/s" if derived and derived[0].rate_kind == "flop" else "GB/s"
     flags = _flags(derived)
     with_measured = any(d.fraction_of_measured is not None for d in derived)
-    table = Table(title=f"{family.name}: {family.summary}", title_justify="left")
-    heads = [("variant", "left"), ("size", "right"), ("check", "left"), ("median", "right"), ("spread", "right"),
-             ("samples", "right"), (rate_head, "right"), ("% ceiling", "right")]
+    sizes = {size_label(d.row.size) for d in derived}
+    title = f"{family.name}: {family.summary}" + (f" — size {next(iter(sizes))}" if len(sizes) == 1 else "")
+    columns = [
+        Column("variant", justify="left"),
+        Column("size", _DROP_SAME_SIZE if len(sizes) == 1 else _DROP_SIZE),
+        Column("check", justify="left"),
+        Column("median"),
+        Column("spread", _DROP_SPREAD),
+        Column("samples", _DROP_SAMPLES, dropped_note=_throttle_note(derived)),
+        Column(rate_head),
+        Column("% ceiling", _DROP_CEILING),
+    ]
     if with_measured:
-        heads.append(("% measured", "right"))
-    heads += [(f"vs {baseline or '-'}", "right"), (f"vs {vendor or '-'}", "right")]
-    for head, justify in heads:
-        table.add_column(head, justify=justify, no_wrap=head in ("variant", "size"))
+        columns.append(Column("% measured", _DROP_MEASURED))
+    columns += [Column(f"vs {baseline or '-'}", _DROP_VS_BASELINE), Column(f"vs {vendor or '-'}")]
+    rows: list[list[str | Text]] = []
     for d in derived:
         r = d.row
         summary = r.timing.summary if r.timing else None
         check = Text(r.check.status.upper(), style=_STATUS_STYLE.get(r.check.status, ""))
         if r.check.max_rel_error is not None:
             check.append(f" {r.check.max_rel_error:.1e}")
-        cells = [
+        cells: list[str | Text] = [
             r.variant + (" (vendor)" if r.vendor else ""),
             size_label(r.size),
             check,
@@ -55,10 +73,29 @@ def run_table(family: Family, derived: list[Derived], baseline: str | None, vend
             over = d.fraction_of_measured is not None and d.fraction_of_measured > 1.0
             cells.append(_percent_cell(d.fraction_of_measured, flags.get(MEASURED_OVER) if over else None))
         cells += [units.ratio(d.vs_baseline), units.ratio(d.vs_vendor)]
-        table.add_row(*cells)
-    table.caption = "\n".join(footer(derived, baseline, vendor, ceilings, mode, family.name))
-    table.caption_justify = "left"
-    return table
+        rows.append(cells)
+    caption = "\n".join(footer(derived, baseline, vendor, ceilings, mode, family.name))
+    return fitted_table(columns, rows, width, title=title, caption=caption)
+
+
+def print_run_table(console: Console, table: Table, wide: bool) -> None:
+    """At the console's width; --wide: at the table's own width when that is more, every cell whole."""
+    if not wide:
+        console.print(table)
+        return
+    own = console.width  # Console.print(width=) cannot exceed the console's own width
+    console.width = max(own, natural_width(table))
+    try:
+        console.print(table)
+    finally:
+        console.width = own
+
+
+def _throttle_note(derived: list[Derived]) -> str:
+    """What the samples column would have warned of: the rows NVML saw throttled (power/thermal caps)."""
+    throttled = [f"{d.row.variant} {d.row.timing.throttled_count}/{len(d.row.timing.throttled)}"
+                 for d in derived if d.row.timing and d.row.timing.throttled_count]
+    return f"throttled samples (NVML clock caps): {', '.join(throttled)}." if throttled else ""
 
 
 def _samples_cell(timing: Timing | None) -> Text | str:
