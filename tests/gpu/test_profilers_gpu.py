@@ -64,6 +64,20 @@ def test_builtin_variants_are_clean_under_memcheck(tmp_path):
     assert not dirty
 
 
+def test_ncu_batch_splits_one_report_back_per_variant(tmp_path):
+    """All of a family's variants in one child under one ncu: each gets exactly its own launches."""
+    needs("ncu")
+    names = ["naive", "smem_tiled", "cublas"]
+    run = profile_family("matmul", names, {"m": 512, "n": 512, "k": 512}, tmp_path, NcuOptions())
+    assert [r.label for r in run.results] == names
+    assert all(r.error is None and r.rows for r in run.results), [(r.label, r.error) for r in run.results]
+    assert {r.report.name for r in run.results} == {"matmul_3_variants.ncu-rep"}  # one ncu run
+    by_name = {r.label: r.rows for r in run.results}
+    assert [row.kernel_name for row in by_name["naive"]] == ["matmul_naive"]
+    assert [row.kernel_name for row in by_name["smem_tiled"]] == ["matmul_smem_tiled"]
+    assert all(row.nvtx_ranges[:2] == ("matmul", "cublas") for row in by_name["cublas"])
+
+
 def test_ncu_profiles_exactly_one_variant(tmp_path):
     needs("ncu")
     run = profile_family("matmul", ["smem_tiled"], {"m": 1024, "n": 1024, "k": 1024}, tmp_path, NcuOptions())
