@@ -4,8 +4,8 @@ a fake ncu answers with reports recorded on the H100, read by the real reader.""
 
 from __future__ import annotations
 
-import shutil
 import json
+import shutil
 from pathlib import Path
 
 from typer.testing import CliRunner
