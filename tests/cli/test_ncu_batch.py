@@ -142,3 +142,15 @@ def test_user_variant_runs_alone_outside_the_batch(monkeypatch, tmp_path):
                                   added={"mine": ("--add", "mine.cu")})
     assert calls == [("grid,torch", ()), ("mine", ("--add", "mine.cu"))]
     assert [r.label for r in run.results] == ["grid", "mine", "torch"]
+
+
+@requires_ncu_report
+def test_default_sections_still_give_every_recorded_advice_and_table_field():
+    """Sections were trimmed for speed: every section whose rules gave advice on the recorded H100
+    reports is still collected (that the table's fields still arrive is tests/gpu's to check)."""
+    for variant in ("grid", "torch"):
+        (row,) = SINGLE_READER(recorded(variant)[0])
+        assert {a.section for a in row.advice} <= set(ncu_tool.SECTIONS)
+        argv = ncu_tool.profile_argv("ncu", ncu_tool.NcuOptions(), Path("r"), ["app"])
+        asked = {argv[i + 1] for i, a in enumerate(argv) if a == "--section"}
+        assert asked == set(ncu_tool.SECTIONS) and "MemoryWorkloadAnalysis" not in asked

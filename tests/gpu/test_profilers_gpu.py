@@ -76,6 +76,12 @@ def test_ncu_batch_splits_one_report_back_per_variant(tmp_path):
     assert [row.kernel_name for row in by_name["naive"]] == ["matmul_naive"]
     assert [row.kernel_name for row in by_name["smem_tiled"]] == ["matmul_smem_tiled"]
     assert all(row.nvtx_ranges[:2] == ("matmul", "cublas") for row in by_name["cublas"])
+    # Every field the tables and the roofline show still comes with the trimmed default sections.
+    for row in (row for rows in by_name.values() for row in rows):
+        for value in (row.duration_ns, row.sm_throughput_pct, row.memory_throughput_pct, row.dram_throughput_pct,
+                      row.achieved_occupancy_pct, row.theoretical_occupancy_pct, row.occupancy_limiter,
+                      row.registers_per_thread, row.dram_bytes, row.flop, row.peak_dram_bytes_per_s):
+            assert value is not None, row
 
 
 def test_ncu_profiles_exactly_one_variant(tmp_path):
