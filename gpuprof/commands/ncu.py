@@ -15,6 +15,7 @@ from gpuprof.tools import ncu as ncu_tool
 from gpuprof.tools.target import LaunchTarget
 
 WARMUP_LAUNCHES = 2  # outside the NVTX ranges: ncu profiles only the launch after them
+BATCH_TIMEOUT_PER_VARIANT_S = 120.0
 
 
 @dataclass
@@ -101,8 +102,10 @@ def _profile_batch(tool: str, options: ncu_tool.NcuOptions, out_dir: Path, famil
     opts = replace(options, nvtx_include=tuple(t.nvtx_include for t in targets))
     base = out_dir / f"{family}_{len(targets)}_variants"
     try:
+        # A batch may take as long as its variants one by one (the same launches and passes).
+        timeout_s = ncu_tool.PROFILE_TIMEOUT_S + BATCH_TIMEOUT_PER_VARIANT_S * (len(targets) - 1)
         report = ncu_tool.run_profile(ncu_tool.profile_argv(tool, opts, base, batched.argv()), base,
-                                      base.with_suffix(".log"))
+                                      base.with_suffix(".log"), timeout_s=timeout_s)
         rows, reader = read_report(report, tool)
     except CountersNotPermitted:
         raise
