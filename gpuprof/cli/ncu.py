@@ -72,7 +72,7 @@ def ncu(
 
       gpuprof ncu --kernel 'gemm' -- python train.py
 
-      gpuprof ncu --launch-skip 2 --launches-per-kernel 1 -- python mlp.py   (skip 2 warm-ups of each)
+      gpuprof ncu --launch-skip 2 -- python mlp.py   (skip 2 warm-ups of each kernel, profile the next)
 
       gpuprof ncu --import gpuprof-ncu/matmul_naive.ncu-rep --json ncu.json
     """
