@@ -27,7 +27,12 @@ from gpuprof.errors import Finding, UsageError
 if TYPE_CHECKING:
     from gpuprof.commands.ncu import NcuRun
 
-DEFAULT_PER_KERNEL = 3  # a whole program: the first 3 launches of each kernel configuration (TOOLS.md 1.2)
+# A whole program: the first launch of each kernel launch configuration (TOOLS.md 1.2). Every
+# profiled launch is replayed once per metric pass, so this is what a program's profile costs;
+# one launch is enough because ncu flushes the caches before each pass (--cache-control all), so
+# a first launch is not measured colder than a later one. No warm-up is skipped by default: a
+# kernel launched once would then not be profiled at all (--launch-skip 1 asks for it).
+DEFAULT_PER_KERNEL = 1
 
 
 @app.command(cls=CommandAfterDashes)
@@ -67,7 +72,7 @@ def ncu(
 
       gpuprof ncu --kernel 'gemm' -- python train.py
 
-      gpuprof ncu --launch-skip 2 --launches-per-kernel 1 -- python mlp.py   (skip 2 warm-ups of each)
+      gpuprof ncu --launch-skip 2 -- python mlp.py   (skip 2 warm-ups of each kernel, profile the next)
 
       gpuprof ncu --import gpuprof-ncu/matmul_naive.ncu-rep --json ncu.json
     """

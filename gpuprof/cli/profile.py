@@ -18,7 +18,7 @@ from gpuprof.tools.nsys import PROFILE_TIMEOUT_S
 DEFAULT_OUT = Path("gpuprof-profile")
 COVER_PCT = 80.0
 MAX_KERNELS = 5
-LAUNCHES_PER_KERNEL = 2
+LAUNCHES_PER_KERNEL = 1
 
 
 @app.command(cls=CommandAfterDashes, context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

@@ -42,7 +42,7 @@ def sanitize(
     out: Annotated[Path, typer.Option("--out", help="Directory for the sanitizer logs.")] = Path("gpuprof-sanitize"),
     sanitizer: Annotated[Optional[str], typer.Option("--sanitizer", help="Path to compute-sanitizer.")] = None,
     leak_check: Annotated[bool, typer.Option("--leak-check", help="memcheck also reports device memory not freed at exit (noisy with PyTorch, which keeps its cuBLAS workspaces).")] = False,
-    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Sanitizer processes at a time (they share the GPU; use 1 on a GPU in exclusive-process mode). Default: 8 per GPU, at most one per CPU.")] = None,
+    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Sanitizer processes at a time (they share the GPU; use 1 on a GPU in exclusive-process mode). Default: one per CPU, at most 16 per GPU.")] = None,
     no_skip: Annotated[bool, typer.Option("--no-skip", help="Run racecheck on every variant, even those whose kernels use no shared memory (ptxas).")] = False,
     json_out: JsonOut = None,
     force: Force = False,

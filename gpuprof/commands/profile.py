@@ -19,7 +19,7 @@ from gpuprof.tools.ncu import NcuOptions
 DEFAULT_OUT = Path("gpuprof-profile")
 COVER_PCT = 80.0  # profile the largest kernels until they hold this share of the GPU time...
 MAX_KERNELS = 5  # ...but never more than this many distinct kernels
-LAUNCHES_PER_KERNEL = 2  # under ncu, per kernel launch configuration (TOOLS.md 1.2)
+LAUNCHES_PER_KERNEL = 1  # under ncu, per kernel launch configuration (TOOLS.md 1.2; cli/ncu.py says why 1)
 JSON_SCHEMA = 1
 
 

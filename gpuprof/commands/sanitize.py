@@ -1,16 +1,19 @@
 """`gpuprof sanitize`'s core: variants (or a user's command) under compute-sanitizer's tools,
 findings parsed, counts cross-checked, places mapped back to source lines.
 
-Speed: a course-wide run starts one child per batch of a family's variants and tool (one Python
-start-up and one set of imports for several variants) and runs a batch's variants one by one
-alone only when the batch is not clean, so every finding is still pinned to its variant.
-racecheck checks shared memory only, so variants whose kernels use none (per ptxas) skip it.
+Speed: a course-wide run starts one child per family and tool (one Python start-up, one set of
+imports and one CUDA context for all of a family's variants: start-ups, not kernels, were most of
+the time) and runs a batch's variants one by one alone only when the batch is not clean, so every
+finding is still pinned to its variant. The slowest tools' largest batches start first, so no long
+child is left to run alone at the end. racecheck checks shared memory only, so variants whose
+kernels use none (per ptxas) skip it.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -26,7 +29,11 @@ from gpuprof.tools import sanitizer as tool
 from gpuprof.tools.target import LaunchTarget
 from gpuprof.variants.catalog import Family, Variant, kernels_root
 
-BATCH_SIZE = 4  # variants per child: fewer start-ups, yet enough batches to keep every job slot busy
+BATCH_SIZE = 16  # variants per child at most: in practice a whole family (the largest has 11)
+# Which tool's children take longest (racecheck tracks every shared-memory access, initcheck every
+# byte's state), so they are started first; the order of the results does not depend on it.
+TOOL_COST = {"racecheck": 4, "initcheck": 3, "memcheck": 2, "synccheck": 1}
+JOBS_PER_GPU = 16
 TRIAGE_ARCH = "sm_90"  # static shared memory is declared in the source; any recent arch reports it
 
 
@@ -48,6 +55,7 @@ class SanitizeResult:
     notes: tuple[str, ...] = ()  # e.g. racecheck's "Maximum number of hazards reached"
     sources: dict[tuple[str, int], SourceLine] = field(default_factory=dict)
     batched_with: int = 0  # other variants that shared this clean run's child process
+    seconds: float | None = None  # wall time of the child that gave this result (a batch's, shared)
 
     @property
     def counted(self) -> int | None:
@@ -100,10 +108,16 @@ def sanitize_size(sizes: list[dict[str, int]]) -> dict[str, int]:
 
 
 def default_jobs(cpu_count: int | None = None, gpu_count: int | None = None) -> int:
-    """Up to 8 sanitizer processes per GPU (each is mostly host-bound), never more than the CPUs."""
+    """One sanitizer process per CPU, up to 16 per GPU.
+
+    Each child is host-bound: Python start-up and imports, then the sanitizer instrumenting and
+    checking each access on the CPU side, while the course's kernels at check sizes keep the GPU
+    busy for milliseconds; so the CPUs, not the GPU, run out first (on the 16-core H100 host 16
+    jobs were no slower than 8). The per-GPU cap bounds the CUDA contexts sharing one GPU's memory
+    (some hundreds of MiB each)."""
     cpus = cpu_count if cpu_count is not None else (os.cpu_count() or 1)
     gpus = gpu_count if gpu_count is not None else visible_gpu_count()
-    return max(1, min(cpus, 8 * max(1, gpus)))
+    return max(1, min(cpus, JOBS_PER_GPU * max(1, gpus)))
 
 
 def visible_gpu_count() -> int:
@@ -203,6 +217,11 @@ def plan_jobs(targets: list[LaunchTarget], tools: list[str], skip_racecheck: set
     return jobs, skipped
 
 
+def longest_first(jobs: list[_Job]) -> list[_Job]:
+    """The start order: expected cost (tool, then batch size) descending, stable otherwise."""
+    return sorted(jobs, key=lambda job: -TOOL_COST.get(job.tool, 2) * len(job.targets))
+
+
 def sanitize_targets(targets: list[LaunchTarget], tools: list[str], out_dir: Path, sanitizer: str | None = None,
                      progress: ProgressFn | None = None, leak_check: bool = False, jobs: int = 1,
                      skip_racecheck: set[str] | None = None, batch_size: int = BATCH_SIZE) -> SanitizeRun:
@@ -211,6 +230,7 @@ def sanitize_targets(targets: list[LaunchTarget], tools: list[str], out_dir: Pat
     exe = tool.find_sanitizer(sanitizer)
     out_dir.mkdir(parents=True, exist_ok=True)
     planned, skipped = plan_jobs(targets, tools, skip_racecheck or set(), batch_size)
+    planned = longest_first(planned)
     total = [len(planned)]
     done = [0]
 
@@ -219,7 +239,9 @@ def sanitize_targets(targets: list[LaunchTarget], tools: list[str], out_dir: Pat
         argv = replace(first, variant=",".join(t.variant for t in job.targets)).argv()
         more = f"+{len(job.targets) - 1}" if len(job.targets) > 1 else ""
         log = out_dir / f"{first.family}_{first.variant}{more}_{job.tool}.log"
+        started = time.monotonic()
         result = run_one(exe, job.tool, argv, job.label, log, leak_check)
+        result.seconds = round(time.monotonic() - started, 2)  # where a run's wall time goes, in its JSON
         done[0] += 1
         if progress:
             progress(done[0], total[0], f"{job.label} {job.tool}")

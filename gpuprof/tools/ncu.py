@@ -14,8 +14,13 @@ from gpuprof.parsers.ncu_csv import scan_messages
 from gpuprof.parsers.ncu_metrics import NcuKernelRow
 from gpuprof.tools import _proc
 
-SECTIONS = ("SpeedOfLight", "Occupancy", "LaunchStats", "MemoryWorkloadAnalysis", "ComputeWorkloadAnalysis",
-            "SpeedOfLight_RooflineChart")
+# Every section adds metrics, and under kernel replay every pass re-runs each profiled launch
+# (14 passes for the set below plus MemoryWorkloadAnalysis on the H100). Only what the tables,
+# the advice list and the roofline read: SOL %, occupancy and its limiter, launch statistics,
+# ComputeWorkloadAnalysis's pipe rules, and the roofline chart's rule (its metrics are also named
+# in METRICS). MemoryWorkloadAnalysis (L1/L2 hit rates, byte/s) feeds no column, and none of its
+# rules fired on the recorded reports: `--section MemoryWorkloadAnalysis` or `--set full` adds it.
+SECTIONS = ("SpeedOfLight", "Occupancy", "LaunchStats", "ComputeWorkloadAnalysis", "SpeedOfLight_RooflineChart")
 _FLOP_OPS = [f"sm__sass_thread_inst_executed_op_{p}{op}_pred_on.sum" for p in "fdh" for op in ("add", "mul", "fma")]
 # Tensor-pipe math ops by source precision: each equals 2·M·N·K for a torch 2048³ GEMM in TF32,
 # BF16 and FP16 on the H100 (ncu 2025.3.1; tests/fixtures/tools/ncu-2025.3.1__torch-gemm-*); fp8,

@@ -84,7 +84,7 @@ def test_family_tables_advice_roofline_and_png(fake_ncu, tmp_path):
     result = CliRunner().invoke(app, ["ncu", "vecadd", "-v", "grid,torch", "--out", str(tmp_path / "out"),
                                       "--plot", str(png)])
     assert result.exit_code == 0, result.output
-    assert len(fake.calls) == 2  # one ncu child per variant
+    assert len(fake.calls) == 2  # the batch (its recorded report holds grid only), then torch alone
     out = result.output
     for words in ("vecadd_grid", "vectorized_elementwise_kernel", "ncu rule advice", "roofline: FP32",
                   "memory", "roofline plot written"):
@@ -101,12 +101,12 @@ def test_command_summary_one_row_per_kernel_with_launch_filter(fake_ncu, tmp_pat
                                       "python", "mlp.py"])
     assert result.exit_code == 0, result.output
     (argv,) = fake.calls
-    # The first 3 launches of each kernel configuration, after 2 warm-ups of each (TOOLS.md 1.2).
-    assert argv[argv.index("--launch-skip") + 1] == "2" and argv[argv.index("--launch-count") + 1] == "3"
+    # The first launch of each kernel configuration, after 2 warm-ups of each (TOOLS.md 1.2).
+    assert argv[argv.index("--launch-skip") + 1] == "2" and argv[argv.index("--launch-count") + 1] == "1"
     assert argv[argv.index("--filter-mode") + 1] == "per-launch-config"
     assert argv[-2:] == ["python", "mlp.py"]
     assert "1 kernels, 1 launches profiled" in result.output
-    assert "first 2 skipped, 3 profiled" in result.output
+    assert "first 2 skipped, 1 profiled" in result.output
     assert "vectorized_elementwise_kernel" in result.output and "torch" in result.output
 
 

@@ -47,11 +47,14 @@ def one_error_line(output: str) -> str:
     return lines[0]
 
 
-def test_ncu_profiles_each_variant_alone_with_clocks_untouched(tools, tmp_path):
+def test_ncu_failed_batch_profiles_each_variant_alone_with_clocks_untouched(tools, tmp_path):
     fake = tools(FakeTool(stdout="==PROF== Disconnected\n"))
     result = CliRunner().invoke(app, ["ncu", "matmul", "-v", "naive,cublas", "-s", "256", "--out", str(tmp_path)])
     assert result.exit_code == 1, result.output  # no report for any variant: each says why, then exit 1 (as nsys)
-    profiles = [argv for argv in fake.calls if "--export" in argv]
+    batch, *profiles = [argv for argv in fake.calls if "--export" in argv]
+    # Both variants in one child first; that run wrote no report, so each runs alone to say why.
+    assert [batch[i + 1] for i, a in enumerate(batch) if a == "--nvtx-include"] == ["matmul/naive/", "matmul/cublas/"]
+    assert batch[batch.index("gpuprof") + 1:][:3] == ["launch", "matmul", "naive,cublas"]
     assert len(profiles) == 2
     for argv, variant in zip(profiles, ["naive", "cublas"]):
         assert argv[argv.index("--clock-control") + 1] == "none"

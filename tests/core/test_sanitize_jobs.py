@@ -75,6 +75,7 @@ def test_a_clean_batch_is_one_child_per_tool_and_reports_every_variant(tmp_path,
     assert argv[argv.index("launch") + 1:argv.index("launch") + 3] == ["vecadd", "grid,vectorized,one_block"]
     assert [(r.label, r.clean, r.batched_with) for r in run.results] == [
         ("vecadd/grid", True, 2), ("vecadd/vectorized", True, 2), ("vecadd/one_block", True, 2)]
+    assert len({r.seconds for r in run.results}) == 1 and run.results[0].seconds >= 0  # the batch's one child
 
 
 def test_a_dirty_batch_is_run_again_one_variant_at_a_time(tmp_path, fake_runs):
@@ -100,9 +101,32 @@ def test_plan_batches_one_family_at_a_time_and_keeps_users_variants_alone():
     assert [(s.label, s.tool) for s in skipped] == [("vecadd/grid", "racecheck")]
 
 
-@pytest.mark.parametrize(("cpus", "gpus", "jobs"), [(16, 1, 8), (2, 1, 2), (128, 8, 64), (64, 8, 64), (1, 0, 1)])
-def test_default_jobs_is_eight_per_gpu_at_most_one_per_cpu(cpus, gpus, jobs):
+@pytest.mark.parametrize(("cpus", "gpus", "jobs"),
+                         [(16, 1, 16), (32, 1, 16), (2, 1, 2), (128, 8, 128), (64, 8, 64), (1, 0, 1)])
+def test_default_jobs_is_one_per_cpu_at_most_sixteen_per_gpu(cpus, gpus, jobs):
     assert default_jobs(cpu_count=cpus, gpu_count=gpus) == jobs
+
+
+def test_the_course_is_one_child_per_family_and_tool_by_default():
+    families = catalog.load_all()
+    targets = [LaunchTarget(f.name, v.name, {"n": 1}) for f in families for v in f.variants]
+    tools = ["memcheck", "racecheck", "initcheck", "synccheck"]
+    jobs, _ = plan_jobs(targets, tools, set())
+    assert len(jobs) == len(families) * len(tools)
+    assert {j.targets[0].family for j in jobs} == {f.name for f in families}
+
+
+def test_slowest_tools_and_largest_batches_start_first(tmp_path, fake_runs):
+    calls, _ = fake_runs
+    targets = [*VECADD, LaunchTarget("matmul", "naive", {"m": 3, "n": 3, "k": 3})]
+    run = sanitize.sanitize_targets(targets, ["synccheck", "memcheck", "racecheck"], tmp_path, jobs=1)
+    started = [(name, argv[argv.index("launch") + 1], argv[argv.index("launch") + 2]) for name, argv in calls]
+    assert started == [("racecheck", "vecadd", "grid,vectorized,one_block"), ("memcheck", "vecadd", "grid,vectorized,one_block"),
+                       ("racecheck", "matmul", "naive"), ("synccheck", "vecadd", "grid,vectorized,one_block"),
+                       ("memcheck", "matmul", "naive"), ("synccheck", "matmul", "naive")]
+    # ...while the results keep target-then-tool order.
+    assert [(r.label, r.tool) for r in run.results][:3] == [
+        ("vecadd/grid", "synccheck"), ("vecadd/grid", "memcheck"), ("vecadd/grid", "racecheck")]
 
 
 def test_visible_gpu_count_follows_cuda_visible_devices(monkeypatch):

@@ -64,6 +64,26 @@ def test_builtin_variants_are_clean_under_memcheck(tmp_path):
     assert not dirty
 
 
+def test_ncu_batch_splits_one_report_back_per_variant(tmp_path):
+    """All of a family's variants in one child under one ncu: each gets exactly its own launches."""
+    needs("ncu")
+    names = ["naive", "smem_tiled", "cublas"]
+    run = profile_family("matmul", names, {"m": 512, "n": 512, "k": 512}, tmp_path, NcuOptions())
+    assert [r.label for r in run.results] == names
+    assert all(r.error is None and r.rows for r in run.results), [(r.label, r.error) for r in run.results]
+    assert {r.report.name for r in run.results} == {"matmul_3_variants.ncu-rep"}  # one ncu run
+    by_name = {r.label: r.rows for r in run.results}
+    assert [row.kernel_name for row in by_name["naive"]] == ["matmul_naive"]
+    assert [row.kernel_name for row in by_name["smem_tiled"]] == ["matmul_smem_tiled"]
+    assert all(row.nvtx_ranges[:2] == ("matmul", "cublas") for row in by_name["cublas"])
+    # Every field the tables and the roofline show still comes with the trimmed default sections.
+    for row in (row for rows in by_name.values() for row in rows):
+        for value in (row.duration_ns, row.sm_throughput_pct, row.memory_throughput_pct, row.dram_throughput_pct,
+                      row.achieved_occupancy_pct, row.theoretical_occupancy_pct, row.occupancy_limiter,
+                      row.registers_per_thread, row.dram_bytes, row.flop, row.peak_dram_bytes_per_s):
+            assert value is not None, row
+
+
 def test_ncu_profiles_exactly_one_variant(tmp_path):
     needs("ncu")
     run = profile_family("matmul", ["smem_tiled"], {"m": 1024, "n": 1024, "k": 1024}, tmp_path, NcuOptions())
