@@ -163,7 +163,12 @@ def _cases() -> list[tuple[str, list[str], int]]:
                  ["nsys", "--import", "{tmp}/binary.bin"], ["nsys", "--import", "{tmp}/folder"],
                  ["nsys", "vecadd", "-v", "nope"], ["nsys", "vecadd", "--size", "abc"],
                  ["nsys", "vecadd", "--json", "{tmp}/notes.md"], ["nsys", "vecadd", "--json", "{tmp}/no/n.json"],
-                 ["nsys", "./app", "--flag"], ["nsys", "vecadd", "--count", "lots"]):
+                 ["nsys", "./app", "--flag"], ["nsys", "vecadd", "--count", "lots"],
+                 ["nsys", "matmul", "-D", "NOPE=1"], ["nsys", "matmul", "-v", "blocktile_2d", "-D", "bm=64"],
+                 ["nsys", "vecadd", "--add", "{tmp}/missing.cu"], ["nsys", "vecadd", "--add", "{tmp}/utf16.txt"],
+                 ["nsys", "vecadd", "--block", "32"], ["nsys", "vecadd", "--kernels-dir", "{tmp}/folder"],
+                 ["nsys", "-D", "BM=64", "--", "python", "x.py"],
+                 ["nsys", "--import", "{tmp}/k.cu", "--add", "{tmp}/k.cu"]):
         add("nsys", argv)
     # -------- sanitize
     for fam in FAMILIES:
