@@ -223,6 +223,8 @@ def import_report(path: Path, out_dir: Path, nsys: str | None, *, env: dict[str,
         raise InputError(f"--import {path}: expected a .nsys-rep report or a .sqlite export (nsys export --type sqlite)")
     if not path.is_file():
         raise InputError(f"--import {path}: no such file")
+    if path.suffix == ".sqlite":  # the input before the tool: nsys stats on an unrelated database says little
+        nsys_sqlite.check_nsys_export(path)
     prepare_out_dir(out_dir)
     if nsys is not None:
         summary = _stats_summary(nsys, path.name, path, out_dir, env, (path,))

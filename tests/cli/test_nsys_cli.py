@@ -291,3 +291,19 @@ def test_pytorch_fallback_launches_the_users_variant_with_the_defines(no_nsys, t
     assert result.exit_code == 0, result.output
     ((args, kwargs),) = launched
     assert args[:2] == ("matmul", "blocktile_2d") and kwargs["defines"] == {"BM": 64}
+
+
+def test_import_of_an_unrelated_sqlite_file_is_refused_before_nsys_runs(fake, nsys_bin, tmp_path):
+    import sqlite3
+    from contextlib import closing
+
+    f = fake()
+    other = tmp_path / "app.sqlite"
+    with closing(sqlite3.connect(other)) as db:
+        db.execute("CREATE TABLE users (id INTEGER)")
+        db.commit()
+    result = invoke("--import", str(other), "--nsys", nsys_bin)
+    assert result.exit_code == 2
+    (line,) = error_lines(result)
+    assert "not an Nsight Systems export: it has none of the tables" in line and "nsys export --type sqlite" in line
+    assert f.calls == []
