@@ -28,10 +28,57 @@ def require_gpu() -> int:
     try:
         count = cp.cuda.runtime.getDeviceCount()
     except Exception as exc:  # CUDARuntimeError: no driver, insufficient driver, no device
-        raise EnvironmentProblem(f"no CUDA GPU is usable here ({_short(exc)}); this command needs one") from None
+        raise EnvironmentProblem(why_no_gpu(exc)) from None
     if count < 1:
         raise EnvironmentProblem("no CUDA GPU found; this command needs one")
     return 0
+
+
+CPU_ONLY_HINT = "list, build, compare and --import work without one"
+_INSUFFICIENT_DRIVER = 35  # cudaErrorInsufficientDriver
+
+
+def why_no_gpu(exc: BaseException) -> str:
+    """The cause in the user's words. The CUDA runtime says 'insufficient driver' both when the driver is
+    too old and when there is no driver at all; only the first is worth updating a driver for."""
+    if not nvidia_driver_found():
+        return ("no NVIDIA driver found on this machine (libcuda.so.1 cannot be loaded and there is no "
+                f"/proc/driver/nvidia); this command needs an NVIDIA GPU with its driver ({CPU_ONLY_HINT})")
+    if getattr(exc, "status", None) == _INSUFFICIENT_DRIVER or "InsufficientDriver" in str(exc):
+        driver, runtime = _cuda_versions()
+        if driver and runtime:
+            return (f"the NVIDIA driver supports CUDA up to {cuda_version_text(driver)}, older than the CUDA "
+                    f"{cuda_version_text(runtime)} CuPy was built for; update the driver, or install the CuPy "
+                    f"for CUDA {driver // 1000} (pip install 'gpuprof[cuda{driver // 1000}]')")
+        return "the NVIDIA driver is older than the CUDA runtime CuPy was built for; update the driver"
+    return f"no CUDA GPU is usable here ({_short(exc)}); this command needs one"
+
+
+def nvidia_driver_found() -> bool:
+    """Whether an NVIDIA driver is installed: its kernel module (Linux) or its user-space library
+    (also WSL, where /proc/driver/nvidia does not exist)."""
+    import ctypes
+    import os
+
+    if os.path.exists("/proc/driver/nvidia/version"):
+        return True
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True
+
+
+def _cuda_versions() -> tuple[int, int]:
+    """(the driver's CUDA version, CuPy's runtime version); 0 where it cannot be read."""
+    rt = cupy().cuda.runtime
+    versions = []
+    for read in (rt.driverGetVersion, rt.runtimeGetVersion):
+        try:
+            versions.append(int(read()))
+        except Exception:  # a runtime that cannot even say its version
+            versions.append(0)
+    return versions[0], versions[1]
 
 
 def _short(exc: BaseException) -> str:

@@ -253,8 +253,9 @@ def test_gpu_command_without_a_gpu_exits_3(runner, no_gpu, argv):
         import cupy  # noqa: F401
     except ImportError:
         assert "CuPy is not installed" in line
-    else:
-        assert "no CUDA GPU" in line
+    else:  # a machine with no driver at all is told so, not that its driver is too old
+        assert "no CUDA GPU" in line or "no NVIDIA driver found" in line
+        assert "insufficient" not in line.lower()
 
 
 def test_run_without_a_gpu_writes_no_json(runner, no_gpu, tmp_path):

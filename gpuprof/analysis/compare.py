@@ -192,10 +192,33 @@ def is_failure(verdict: Verdict, fail_on: frozenset[FailOn] = DEFAULT_FAIL_ON) -
     return verdict.status is Status.INCONCLUSIVE and verdict.reason in UNDECIDED and FailOn.INCONCLUSIVE in fail_on
 
 
+def file_problems(report: CompareReport) -> list[str]:
+    """Why NEW as a whole cannot pass: no rows, no row in common with BASE, or (with untimed rows
+    failing, the default) not one row timed where BASE was. Nothing judged is never 'no regression'."""
+    new_rows = len(report.verdicts) + len(report.added)
+    base_rows = len(report.verdicts) + len(report.removed)
+    if new_rows == 0:
+        return [f"{report.new_label} has no rows: nothing was compared with {report.base_label}'s {base_rows}"]
+    if not report.verdicts:
+        return [f"no row in common: none of {report.new_label}'s {new_rows} rows is in {report.base_label} "
+                f"({base_rows} rows); nothing was compared (other families, variants or sizes?)"]
+    untimed = [v for v in report.verdicts if v.reason is Reason.UNTIMED_IN_NEW]
+    timed_in_base = [v for v in report.verdicts if v.base_median_s is not None]
+    if untimed and len(untimed) == len(timed_in_base) and FailOn.UNTIMED in report.fail_on:
+        named = ", ".join(v.row_id for v in untimed[:3]) + (" …" if len(untimed) > 3 else "")
+        return [f"no row of {report.new_label} was timed (untimed_in_new): all {len(untimed)} rows timed in "
+                f"{report.base_label} have no samples in it ({named}); a --check-only run? a host sync? a hang?"]
+    return []
+
+
 def gate(report: CompareReport) -> list[str]:
-    """The failure reasons, one line each; an empty list means the gate passes."""
-    lines = [f"{v.row_id} {v.status.value} ({v.reason.value}): {v.detail}"
-             for v in report.verdicts if is_failure(v, report.fail_on)]
+    """The failure reasons, one line each; an empty list means the gate passes. Problems of NEW as a
+    whole come first (file_problems); an all-untimed NEW is that one line, not one line per row."""
+    whole = file_problems(report)
+    all_untimed = bool(whole) and bool(report.verdicts)
+    lines = whole + [f"{v.row_id} {v.status.value} ({v.reason.value}): {v.detail}"
+                     for v in report.verdicts if is_failure(v, report.fail_on)
+                     and not (all_untimed and v.reason is Reason.UNTIMED_IN_NEW)]
     if FailOn.MISSING in report.fail_on:
         lines += [f"{rid} removed: in {report.base_label}, not in {report.new_label}" for rid in report.removed_only]
         lines += [f"{b} resized to {n}: not compared" for b, n in report.resized]

@@ -32,6 +32,36 @@ class OneLineErrors(TyperGroup):
         return code
 
 
+def _plain_strings_skip_pydantic() -> None:
+    """Typer 0.29 coerces every option through a pydantic TypeAdapter, and importing pydantic is a
+    third of `gpuprof list`'s start. A str or bool option (no parser, not a file) whose value arrives
+    as a str or bool already is passed through; any other value or type takes Typer's own path."""
+    from typer import _coercion, core
+
+    parameter = getattr(core, "_TyperParameter", None)
+    base = getattr(_coercion, "RuntimeParam", None)
+    if parameter is None or base is None or not hasattr(parameter, "get_runtime_param"):
+        return  # another Typer: its own coercion, unchanged
+
+    class Plain(base):  # type: ignore[misc, valid-type]
+        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+            if type(value) is self.annotation:
+                return value
+            return _coercion.build_runtime_param(param.type_descriptor)._coerce_value(value, param=param, ctx=ctx)
+
+    typer_runtime_param = parameter.get_runtime_param
+
+    def get_runtime_param(self: Any) -> Any:
+        d = getattr(self, "type_descriptor", None)
+        if (self._runtime_param is None and d is not None and d.annotation in (str, bool)
+                and d.file_annotation is None and getattr(d.parameter_info, "parser", None) is None):
+            self._runtime_param = Plain(parameter_info=d.parameter_info, annotation=d.annotation)
+        return typer_runtime_param(self)
+
+    parameter.get_runtime_param = get_runtime_param
+
+
+_plain_strings_skip_pydantic()
 COMMAND_KEY = "gpuprof.command"
 
 

@@ -75,7 +75,7 @@ def compare(
       gpuprof compare a.json b.json --json -
     """
     with exit_on_error():
-        from gpuprof.analysis.compare import compare_files, gate, parse_fail_on, policy_for
+        from gpuprof.analysis.compare import compare_files, file_problems, gate, parse_fail_on, policy_for
         from gpuprof.files import check_outputs
         from gpuprof.render.compare_view import compare_json, compare_markdown, gab_json, render_compare_table
         from gpuprof.results import atomic_write_text
@@ -108,7 +108,15 @@ def compare(
             human_console(target).print(render_compare_table(report, hide_same=big))
         failures = gate(report)
     if failures:
-        raise Finding(f"the gate fails on {len(failures)} row(s): " + "; ".join(failures))
+        raise Finding(_gate_message(failures, len(file_problems(report))))
+
+
+def _gate_message(failures: list[str], whole: int) -> str:
+    """One line: NEW's problems as a whole first (they are not rows), then the failing rows."""
+    rows = failures[whole:]
+    parts = failures[:whole] + ([f"{len(rows)} row(s): " + "; ".join(rows)] if rows else [])
+    return ("the gate fails: " if whole else f"the gate fails on {len(rows)} row(s): ") + "; ".join(
+        parts if whole else rows)
 
 
 def _split(files: list[Path], base: list[Path] | None) -> tuple[list[Path], Path]:

@@ -10,7 +10,16 @@ from rich.markup import escape
 
 from gpuprof.cli._app import COMMAND_KEY, CommandAfterDashes, app
 from gpuprof.cli._boundary import err_console, exit_on_error
-from gpuprof.cli._options import Force, JsonOut, Size, Variants, json_target, require_family
+from gpuprof.cli._options import (
+    Force,
+    JsonOut,
+    Size,
+    VariantOptions,
+    Variants,
+    json_target,
+    require_family,
+    with_variant_options,
+)
 from gpuprof.cli._output import human_console
 from gpuprof.errors import Finding, UsageError
 from gpuprof.tools.nsys import LIBS_ENV, PROFILE_TIMEOUT_S
@@ -22,6 +31,7 @@ COUNT = 3
 
 
 @app.command(cls=CommandAfterDashes, context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@with_variant_options
 def nsys(
     ctx: typer.Context,
     family: Annotated[str | None, typer.Argument(metavar="FAMILY", help="Kernel family, e.g. matmul (see `gpuprof list`). Or give -- COMMAND, or --import.")] = None,
@@ -36,6 +46,8 @@ def nsys(
     json_out: JsonOut = None,
     wide: Annotated[bool, typer.Option("--wide", help="Full kernel names and every column, whatever the terminal width.")] = False,
     force: Force = False,
+    *,
+    variant_options: VariantOptions,
 ) -> None:
     """Kernel, memcpy, CUDA API and NVTX range summaries from Nsight Systems (nsys profile, then nsys stats).
 
@@ -47,6 +59,8 @@ def nsys(
       gpuprof nsys matmul --variants naive,smem_tiled,cublas
 
       gpuprof nsys vecadd --size 2^24 --out runs/vecadd --json vecadd-nsys.json
+
+      gpuprof nsys matmul -v blocktile_2d -D BM=64 --add my_matmul.cu
 
       gpuprof nsys -- python my_script.py --steps 10
 
@@ -60,7 +74,7 @@ def nsys(
         from gpuprof.render.nsys_view import render_profile
 
         target = json_target(json_out)
-        check_outputs([import_report], {"--json": target}, force)
+        check_outputs([import_report, *(variant_options.add or [])], {"--json": target}, force)
         if import_report is not None:  # the input before the tool: a wrong file is not "nsys missing"
             if not import_report.is_file():
                 raise UsageError(f"--import {import_report}: no such file")
@@ -69,6 +83,16 @@ def nsys(
                                  f"{' or '.join(IMPORTABLE[:2])} file")
         if family is not None and family.isidentifier():
             require_family(family, "nsys")
+        selection, defines, added = None, {}, {}
+        if variant_options != VariantOptions():
+            if family is None or not family.isidentifier():
+                raise UsageError("-D, --add, --block/--tile/--grid and --kernels-dir go with a FAMILY, "
+                                 "not with -- COMMAND or --import")
+            from gpuprof.variants import catalog
+
+            [(fam, chosen, extra)] = variant_options.select([catalog.load_family(family)], variants)
+            selection, defines = (fam, tuple(chosen)), variant_options.defines()
+            added = {v.name: variant_options.cli_args() for v in extra}
         scratch = None
         if out is None and import_report is not None:  # --import writes nothing unless asked
             import tempfile
@@ -77,7 +101,8 @@ def nsys(
         out_dir = Path(scratch.name) if scratch is not None else (out or DEFAULT_OUT)
         request = nsys_profile.NsysRequest(
             family=family, variants=variants, size=size, command=ctx.meta.get(COMMAND_KEY, ()), import_path=import_report,
-            out_dir=out_dir, nsys=nsys_path, lib_path=lib_path, count=count, timeout_s=timeout, unexpected=tuple(ctx.args))
+            out_dir=out_dir, nsys=nsys_path, lib_path=lib_path, count=count, timeout_s=timeout, unexpected=tuple(ctx.args),
+            selection=selection, defines=defines, added=added)
         with err_console.status("nsys", spinner="dots") as status:
             try:
                 result = nsys_profile.profile(request, lambda p: status.update(f"{p.variant}: {p.step} ({p.index + 1}/{p.total})"))

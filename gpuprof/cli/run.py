@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from gpuprof.cli._app import app
 from gpuprof.cli._boundary import err_console, exit_on_error
@@ -145,6 +144,8 @@ class _progress_bar:
     """A Rich progress bar on stderr, driven by the core's Progress events."""
 
     def __init__(self, total: int) -> None:
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn  # not for `list`, `--help`
+
         self.total = total
         self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                             TimeElapsedColumn(), console=err_console, transient=True)

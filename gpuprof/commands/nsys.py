@@ -94,6 +94,10 @@ class NsysRequest:
     count: int = COUNT
     timeout_s: float = tools.PROFILE_TIMEOUT_S
     unexpected: tuple[str, ...] = field(default=())  # arguments that fit nowhere
+    # -D, --add and --kernels-dir, as the CLI resolved them (cli/_options.VariantOptions.select):
+    selection: tuple[Family, tuple[Variant, ...]] | None = None  # the family with the user's variants, the chosen ones
+    defines: dict[str, int] = field(default_factory=dict)  # -D, passed on to each child
+    added: dict[str, tuple[str, ...]] = field(default_factory=dict)  # a user variant's name -> its child's --add options
 
 
 def profile(request: NsysRequest, progress: ProgressFn | None = None) -> NsysProfile:
@@ -105,8 +109,12 @@ def profile(request: NsysRequest, progress: ProgressFn | None = None) -> NsysPro
         return import_report(request.import_path, request.out_dir, nsys, env=env)
     fam = variants = size = None
     if request.family:
-        fam = catalog.load_family(request.family)
-        variants = fam.select(request.variants)
+        if request.selection is not None:
+            fam, chosen = request.selection
+            variants = list(chosen)
+        else:
+            fam = catalog.load_family(request.family)
+            variants = fam.apply_defines(fam.select(request.variants), request.defines)
         size = parse_size(fam, request.size)
     else:
         _check_command(request.command)
@@ -120,13 +128,14 @@ def profile(request: NsysRequest, progress: ProgressFn | None = None) -> NsysPro
                                         timeout_s=request.timeout_s)
         else:
             out = torch_profile_family(fam, variants, size, request.out_dir, count=request.count,
-                                       progress=progress, missing=exc.message)
+                                       progress=progress, missing=exc.message, defines=request.defines)
         return replace(out, notice="nsys was not found (PATH, --nsys, $CUDA_HOME, next to ncu); these summaries "
                                    "come from the PyTorch profiler (CUPTI) instead; install Nsight Systems or "
                                    "pass --nsys PATH for the nsys reports")
     if fam is not None:
         return profile_family(fam, variants, size, request.out_dir, nsys, env=env, count=request.count,
-                              timeout_s=request.timeout_s, progress=progress)
+                              timeout_s=request.timeout_s, progress=progress, defines=request.defines,
+                              added=request.added)
     return profile_command(list(request.command), request.out_dir, nsys, env=env, timeout_s=request.timeout_s)
 
 
@@ -139,6 +148,8 @@ def _validate(r: NsysRequest) -> None:
         raise UsageError("give one of FAMILY, -- COMMAND or --import REPORT, e.g. gpuprof nsys matmul")
     if (r.variants or r.size) and not r.family:
         raise UsageError("--variants and --size go with a FAMILY, not with -- COMMAND or --import")
+    if (r.defines or r.added) and not r.family:
+        raise UsageError("-D, --add and --kernels-dir go with a FAMILY, not with -- COMMAND or --import")
     if r.count < 1:
         raise UsageError(f"--count must be at least 1, got {r.count}")
 
@@ -175,13 +186,18 @@ def prepare_out_dir(out_dir: Path) -> Path:
 
 def profile_family(family: Family, variants: list[Variant], size: dict[str, int], out_dir: Path, nsys: str, *,
                    env: dict[str, str] | None = None, count: int = COUNT,
-                   timeout_s: float = tools.PROFILE_TIMEOUT_S, progress: ProgressFn | None = None) -> NsysProfile:
-    """One `nsys profile` per variant (one child launching only that variant), so each report is one variant."""
+                   timeout_s: float = tools.PROFILE_TIMEOUT_S, progress: ProgressFn | None = None,
+                   defines: dict[str, int] | None = None,
+                   added: dict[str, tuple[str, ...]] | None = None) -> NsysProfile:
+    """One `nsys profile` per variant (one child launching only that variant), so each report is one variant.
+
+    defines (-D) go to every child; added maps a user variant's name to the --add options its child needs."""
     prepare_out_dir(out_dir)
     summaries = []
     for i, v in enumerate(variants):
         _tell(progress, v.name, "nsys profile", i, len(variants))
-        target = LaunchTarget(family.name, v.name, size, count=count)
+        target = LaunchTarget(family.name, v.name, size, count=count, defines=dict(defines or {}),
+                              add=(added or {}).get(v.name, ()))
         summaries.append(_profile_one(nsys, v.name, out_dir / f"{family.name}-{v.name}", target.argv(),
                                       out_dir, env, timeout_s))
         _tell(progress, v.name, "done", i, len(variants))
@@ -207,6 +223,8 @@ def import_report(path: Path, out_dir: Path, nsys: str | None, *, env: dict[str,
         raise InputError(f"--import {path}: expected a .nsys-rep report or a .sqlite export (nsys export --type sqlite)")
     if not path.is_file():
         raise InputError(f"--import {path}: no such file")
+    if path.suffix == ".sqlite":  # the input before the tool: nsys stats on an unrelated database says little
+        nsys_sqlite.check_nsys_export(path)
     prepare_out_dir(out_dir)
     if nsys is not None:
         summary = _stats_summary(nsys, path.name, path, out_dir, env, (path,))
@@ -335,8 +353,9 @@ def nvtx_summaries(groups: dict[tuple[str, str], list[float]]) -> tuple[NsysNvtx
 
 def torch_profile_family(family: Family, variants: list[Variant], size: dict[str, int], out_dir: Path, *,
                          count: int = COUNT, progress: ProgressFn | None = None,
-                         missing: str = "nsys was not found") -> NsysProfile:
-    """The same launches in this process under torch.profiler; one Chrome trace per variant."""
+                         missing: str = "nsys was not found", defines: dict[str, int] | None = None) -> NsysProfile:
+    """The same launches in this process under torch.profiler; one Chrome trace per variant (the user's
+    --add variants are in family; defines are the -D overrides)."""
     version = _torch_version(missing)
     from gpuprof.commands.launch import launch_variant
 
@@ -346,7 +365,8 @@ def torch_profile_family(family: Family, variants: list[Variant], size: dict[str
         _tell(progress, v.name, "torch.profiler", i, len(variants))
         trace = out_dir / f"{family.name}-{v.name}.trace.json"
         try:
-            record_torch_trace(lambda v=v: launch_variant(family.name, v.name, size, count=count), trace,
+            record_torch_trace(lambda v=v: launch_variant(family.name, v.name, size, count=count, defines=defines,
+                                                            extra=[u for u in family.variants if u.user]), trace,
                                (family.name, v.name))
             summaries.append(trace_summary(trace, v.name))
         except EnvironmentProblem:

@@ -74,9 +74,12 @@ def parse_gpus(text: str, count: int) -> list[int]:
 
 
 def visible_gpu_count() -> int:
-    from gpuprof.gpu import cupy
+    from gpuprof.gpu import cupy, why_no_gpu
 
-    return int(cupy().cuda.runtime.getDeviceCount())
+    try:
+        return int(cupy().cuda.runtime.getDeviceCount())
+    except Exception as exc:  # CUDARuntimeError: no driver, a too-old driver, no device
+        raise EnvironmentProblem(f"--gpus: {why_no_gpu(exc)}") from None
 
 
 def units_of(suite: Suite) -> list[Unit]:

@@ -87,6 +87,20 @@ ORDER BY n.start
 """
 
 
+# Tables every `nsys export --type sqlite` holds one of (the kernel and NVTX ones only if traced).
+EXPORT_TABLES = ("StringIds", "META_DATA_EXPORT", "TARGET_INFO_SESSION_START_TIME", "CUPTI_ACTIVITY_KIND_KERNEL",
+                 "NVTX_EVENTS")
+
+
+def check_nsys_export(path: str | Path) -> None:
+    """Raise ParseError unless the file is an SQLite database with at least one of nsys's export tables
+    (an unrelated database would otherwise read as an export with nothing traced)."""
+    with _connect(path) as db:
+        if not any(_has_table(db, path, name) for name in EXPORT_TABLES):
+            raise ParseError(path, "tables", "not an Nsight Systems export: it has none of the tables "
+                             f"{', '.join(EXPORT_TABLES)} (make one with nsys export --type sqlite REPORT.nsys-rep)")
+
+
 def read_sqlite_kernels(path: str | Path) -> list[NsysKernelLaunch]:
     """Kernel launches of an `nsys export --type sqlite` file, by start time ([] if none were traced)."""
     with _connect(path) as db:

@@ -9,7 +9,7 @@ from dataclasses import asdict
 from rich.table import Table
 from rich.text import Text
 
-from gpuprof.analysis.compare import UNDECIDED, CompareReport, FailOn, Reason, Status, Verdict, gate
+from gpuprof.analysis.compare import UNDECIDED, CompareReport, FailOn, Reason, Status, Verdict, file_problems, gate
 from gpuprof.render import units
 
 # Worst first, so a reader meets the failures before the noise.
@@ -104,9 +104,10 @@ def verdict_lines(report: CompareReport) -> list[str]:
     c = report.counts()
     fail_on = report.fail_on
     relative = " (relative to the run shift)" if report.shift.estimated else ""
-    lines = [f"{c[Status.SAME] + c[Status.FASTER] + c[Status.SLOWER]} rows compared{relative}: "
-             f"{c[Status.SLOWER]} SLOWER (fail), {c[Status.FASTER]} FASTER, {c[Status.SAME]} SAME",
-             report.shift.describe()]
+    lines = [f"the gate fails: {problem}" for problem in file_problems(report)]
+    lines += [f"{c[Status.SAME] + c[Status.FASTER] + c[Status.SLOWER]} rows compared{relative}: "
+              f"{c[Status.SLOWER]} SLOWER (fail), {c[Status.FASTER]} FASTER, {c[Status.SAME]} SAME",
+              report.shift.describe()]
     if report.history is not None and report.history.sigma is not None:
         h = report.history
         lines.append(f"history: {h.runs} BASE runs; run-to-run spread {h.sigma * 100:.2f} % (pooled, {h.dof} "

@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -163,7 +165,14 @@ def _cases() -> list[tuple[str, list[str], int]]:
                  ["nsys", "--import", "{tmp}/binary.bin"], ["nsys", "--import", "{tmp}/folder"],
                  ["nsys", "vecadd", "-v", "nope"], ["nsys", "vecadd", "--size", "abc"],
                  ["nsys", "vecadd", "--json", "{tmp}/notes.md"], ["nsys", "vecadd", "--json", "{tmp}/no/n.json"],
-                 ["nsys", "./app", "--flag"], ["nsys", "vecadd", "--count", "lots"]):
+                 ["nsys", "./app", "--flag"], ["nsys", "vecadd", "--count", "lots"],
+                 ["nsys", "matmul", "-D", "NOPE=1"], ["nsys", "matmul", "-v", "blocktile_2d", "-D", "bm=64"],
+                 ["nsys", "vecadd", "--add", "{tmp}/missing.cu"], ["nsys", "vecadd", "--add", "{tmp}/utf16.txt"],
+                 ["nsys", "vecadd", "--block", "32"], ["nsys", "vecadd", "--kernels-dir", "{tmp}/folder"],
+                 ["nsys", "-D", "BM=64", "--", "python", "x.py"],
+                 ["nsys", "--import", "{tmp}/k.cu", "--add", "{tmp}/k.cu"],
+                 ["nsys", "--import", "{tmp}/other.sqlite"], ["nsys", "--import", "{tmp}/blank.sqlite"],
+                 ["nsys", "--import", "{tmp}/garbage.sqlite"]):
         add("nsys", argv)
     # -------- sanitize
     for fam in FAMILIES:
@@ -215,6 +224,11 @@ def workspace(tmp_path, monkeypatch):
     (tmp_path / "link.json").symlink_to(tmp_path / "good.json")
     (tmp_path / "good.toml").write_text('schema = 1\n[[case]]\nfamily = "vecadd"\n')
     (tmp_path / "k.cu").write_text(GOOD_CU)
+    with closing(sqlite3.connect(tmp_path / "other.sqlite")) as db:  # an SQLite file that is no nsys export
+        db.execute("CREATE TABLE notes (id INTEGER, text TEXT)")
+        db.commit()
+    (tmp_path / "blank.sqlite").write_bytes(b"")
+    (tmp_path / "garbage.sqlite").write_bytes(HOSTILE["binary.bin"])
 
     def no_access() -> int:
         raise EnvironmentProblem("GPU accessed before the command line was validated")

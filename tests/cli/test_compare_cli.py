@@ -248,3 +248,23 @@ def test_json_reports_the_run_shift_and_the_summary(files):
     data = json.loads(result.stdout)
     assert data["run_shift"]["ratio"] is None and "cannot tell" in data["run_shift"]["summary"]
     assert data["fail_on"] == ["untimed"] and data["summary"][0].startswith("1 rows compared")
+
+
+@pytest.mark.parametrize(("new_rows", "words"), [
+    ("none", "new.json has no rows: nothing was compared"),
+    ("other", "no row in common: none of"),
+    ("untimed", "no row of"),
+])
+def test_a_broken_new_file_fails_the_gate_with_one_line(files, new_rows, words):
+    new = results(seed=2)
+    if new_rows == "none":
+        new.rows.clear()
+    elif new_rows == "other":
+        new.rows[0].variant = "vectorized"
+    else:
+        new.rows[0].timing.samples_s = []
+    result = invoke(*files(results(seed=1), new))
+    assert result.exit_code == 1, result.output
+    (line,) = error_lines(result)
+    assert line.startswith("error: the gate fails: ") and words in line, line
+    assert "the gate fails: " in result.stdout and "no regression" not in result.output

@@ -25,7 +25,7 @@ runner = CliRunner()
 SHARED = ("--define", "--add", "--block", "--tile", "--grid", "--kernels-dir")
 
 
-@pytest.mark.parametrize("command", ["run", "build", "ncu", "sanitize", "launch"])
+@pytest.mark.parametrize("command", ["run", "build", "ncu", "nsys", "sanitize", "launch"])
 def test_variant_options_are_on_every_command_that_compiles_or_launches(command):
     from typer.main import get_command
 

@@ -32,6 +32,29 @@ def test_start_imports_no_heavy_library(argv):
     assert done.stdout.strip()
 
 
+@pytest.mark.parametrize("argv", [["--help"], ["list"], ["list", "matmul", "--json", "-"]])
+def test_list_and_help_skip_pydantic_and_the_progress_bar(argv):
+    """Typer coerces options through pydantic; gpuprof's str/bool options skip it (cli/_app.py), and
+    the progress bar is imported by the commands that draw it."""
+    done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(argv), json.dumps(["pydantic", "rich"])],
+                          capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
+    loaded = json.loads(done.stderr.strip().splitlines()[-1])
+    assert [m for m in loaded if m.startswith(("pydantic", "rich.progress"))] == [], loaded
+    assert done.stdout.strip()
+
+
+def test_options_that_skip_pydantic_still_refuse_bad_values_and_keep_their_types():
+    from typer.testing import CliRunner
+
+    from gpuprof.cli import app
+
+    runner = CliRunner()
+    bad = runner.invoke(app, ["nsys", "vecadd", "--count", "lots"])  # an int: Typer's own coercion
+    assert bad.exit_code == 2 and "invalid value for '--count'" in bad.stderr
+    listing = runner.invoke(app, ["list", "vecadd", "--json", "-"])  # str options passed through
+    assert listing.exit_code == 0 and json.loads(listing.stdout)["families"][0]["family"] == "vecadd"
+
+
 def test_cli_defaults_kept_without_import_match_the_cores():
     from gpuprof.cli import nsys as nsys_cli
     from gpuprof.cli import run as run_cli

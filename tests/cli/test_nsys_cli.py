@@ -249,3 +249,61 @@ def test_one_time_unit_per_column():
     assert nsys_view.time_unit([78977.0, 16288.0]) == ("µs", 1e3)
     assert nsys_view.time_unit([2.5e9, 1.5e8]) == ("s", 1e9)
     assert nsys_view.time_unit([None, 0.0]) == ("ns", 1.0)
+
+
+def test_define_and_add_reach_each_child(fake, nsys_bin, tmp_path):
+    """-D goes to every child; --add (with its --block) only to the child launching the user's variant."""
+    f = fake()
+    mine = tmp_path / "mine.cu"
+    mine.write_text('extern "C" __global__ void mine(const float* __restrict__ a, const float* __restrict__ b, '
+                    "float* __restrict__ c, int n) {}\n")
+    result = invoke("matmul", "-v", "blocktile_2d", "-D", "BM=64", "--nsys", nsys_bin, "--out", str(tmp_path / "o"))
+    assert result.exit_code == 0, result.output
+    (profile,) = f.argvs("profile")
+    assert profile[profile.index("launch"):][:2] == ["launch", "matmul"]
+    assert profile[profile.index("--define") + 1] == "BM=64"
+
+    f = fake()
+    result = invoke("vecadd", "-v", "grid", "--add", str(mine), "--block", "128", "--nsys", nsys_bin,
+                    "--out", str(tmp_path / "o2"))
+    assert result.exit_code == 0, result.output
+    grid, user = f.argvs("profile")
+    assert "--add" not in grid
+    assert user[user.index("launch") + 2] == "mine"
+    assert user[user.index("--add") + 1] == str(mine.resolve()) and user[user.index("--block") + 1] == "128"
+    assert "vecadd/mine" in result.stdout
+
+
+def test_pytorch_fallback_launches_the_users_variant_with_the_defines(no_nsys, tmp_path, monkeypatch):
+    from gpuprof.commands import launch
+
+    launched = []
+    monkeypatch.setattr(nsys_profile, "_torch_version", lambda missing: "2.9.0+cu130")
+    monkeypatch.setattr(launch, "launch_variant", lambda *a, **k: launched.append((a, k)))
+
+    def record(run, trace, ranges):
+        run()
+        trace.write_text(json.dumps({"traceEvents": []}))
+        return trace
+
+    monkeypatch.setattr(nsys_profile, "record_torch_trace", record)
+    result = invoke("matmul", "-v", "blocktile_2d", "-D", "BM=64", "--out", str(tmp_path / "o"))
+    assert result.exit_code == 0, result.output
+    ((args, kwargs),) = launched
+    assert args[:2] == ("matmul", "blocktile_2d") and kwargs["defines"] == {"BM": 64}
+
+
+def test_import_of_an_unrelated_sqlite_file_is_refused_before_nsys_runs(fake, nsys_bin, tmp_path):
+    import sqlite3
+    from contextlib import closing
+
+    f = fake()
+    other = tmp_path / "app.sqlite"
+    with closing(sqlite3.connect(other)) as db:
+        db.execute("CREATE TABLE users (id INTEGER)")
+        db.commit()
+    result = invoke("--import", str(other), "--nsys", nsys_bin)
+    assert result.exit_code == 2
+    (line,) = error_lines(result)
+    assert "not an Nsight Systems export: it has none of the tables" in line and "nsys export --type sqlite" in line
+    assert f.calls == []

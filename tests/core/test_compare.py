@@ -428,3 +428,34 @@ def test_history_from_another_gpu_model_is_refused():
     other = make_results(make_row(seed=3), gpu_name="NVIDIA A100-SXM4-80GB")
     with pytest.raises(InputError, match="history BASE ran on 'NVIDIA A100-SXM4-80GB'"):
         compare_results(make_results(make_row(seed=1)), make_results(make_row(seed=2)), DEFAULT, history=[other])
+
+
+def test_a_new_file_with_no_rows_fails_the_gate():
+    report = compare_results(make_results(make_row(seed=1)), make_results(), DEFAULT)
+    (failure,) = gate(report)
+    assert failure == "NEW has no rows: nothing was compared with BASE's 1"
+
+
+def test_a_new_file_with_no_row_in_common_fails_the_gate():
+    report = compare_results(make_results(make_row("grid", seed=1)), make_results(make_row("vectorized", seed=2)),
+                             DEFAULT)
+    assert report.verdicts == []
+    (failure,) = gate(report)
+    assert failure.startswith("no row in common: none of NEW's 1 rows is in BASE (1 rows); nothing was compared")
+
+
+def test_a_new_file_with_every_row_untimed_fails_in_one_line_not_one_per_row():
+    base = make_results(make_row("grid", seed=1), make_row("vectorized", seed=2))
+    new = make_results(make_row("grid", n=0), make_row("vectorized", n=0))
+    failures = gate(compare_results(base, new, DEFAULT))
+    assert failures == ["no row of NEW was timed (untimed_in_new): all 2 rows timed in BASE have no samples in it "
+                        "(vecadd/grid/67108864, vecadd/vectorized/67108864); a --check-only run? a host sync? a hang?"]
+    # one row still timed: the untimed one fails on its own line, the file as a whole is fine
+    partly = gate(compare_results(base, make_results(make_row("grid", seed=1), make_row("vectorized", n=0)), DEFAULT))
+    assert len(partly) == 1 and partly[0].startswith("vecadd/vectorized/67108864 INCONCLUSIVE (untimed_in_new)")
+
+
+def test_check_only_base_and_new_are_not_an_untimed_new_file():
+    """Neither side timed (two --check-only runs): a correctness comparison, which may pass."""
+    report = compare_results(make_results(make_row(n=0)), make_results(make_row(n=0)), DEFAULT)
+    assert gate(report) == []
