@@ -38,6 +38,9 @@ class Datasheet:
 
 
 T, G = 1e12, 1e9
+# GH100 at 132 SMs and 1980 MHz, dense (H100 SXM5 and H200 SXM share the chip and its clocks).
+GH100_SXM_PEAKS = {"fp64": 33.5 * T, "fp64_tensor": 66.9 * T, "fp32": 66.9 * T, "tf32": 494.7 * T,
+                   "bf16": 989.4 * T, "fp16": 989.4 * T, "fp8": 1978.9 * T, "int8": 1978.9 * T}
 # Most specific names first: "h100 pcie" before "h100", "h200 nvl" before "h200".
 DATASHEETS: tuple[Datasheet, ...] = (
     # NVIDIA H100 Tensor Core GPU datasheet (2023), PCIe column: FP64 26, FP64 TC 51, FP32 51,
@@ -57,14 +60,12 @@ DATASHEETS: tuple[Datasheet, ...] = (
     # TF32 TC 989* (494.7 dense), BF16/FP16 TC 1979* (989.4 dense), FP8 3958* (1978.9), INT8 3958*;
     # HBM3 3.35 TB/s. 132 SMs, max 1980 MHz.
     Datasheet("H100 SXM5", ("h100",), 132, 1980, 3.35 * T,
-              {"fp64": 33.5 * T, "fp64_tensor": 66.9 * T, "fp32": 66.9 * T, "tf32": 494.7 * T,
-               "bf16": 989.4 * T, "fp16": 989.4 * T, "fp8": 1978.9 * T, "int8": 1978.9 * T},
+              GH100_SXM_PEAKS,
               "NVIDIA H100 datasheet / whitepaper, SXM5"),
     # H200 datasheet, SXM column: the H100 SXM5 compute figures (same GH100, 132 SMs, 1980 MHz);
     # HBM3e 4.8 TB/s. H200 NVL (4.8 TB/s too) gets these scaled to its own SM count and max clock.
     Datasheet("H200 SXM", ("h200",), 132, 1980, 4.8 * T,
-              {"fp64": 33.5 * T, "fp64_tensor": 66.9 * T, "fp32": 66.9 * T, "tf32": 494.7 * T,
-               "bf16": 989.4 * T, "fp16": 989.4 * T, "fp8": 1978.9 * T, "int8": 1978.9 * T},
+              GH100_SXM_PEAKS,
               "NVIDIA H200 datasheet, SXM"),
     # NVIDIA A100 datasheet (2021): FP64 9.7, FP64 TC 19.5, FP32 19.5, TF32 TC 156 (312*),
     # BF16/FP16 TC 312 (624*), INT8 624 (1248*); 108 SMs, max 1410 MHz, both form factors.

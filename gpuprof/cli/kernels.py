@@ -12,6 +12,7 @@ from gpuprof.cli._boundary import err_console, exit_on_error
 from gpuprof.cli._options import Arch, Force, JsonOut, VariantOptions, Variants, json_target, with_variant_options
 from gpuprof.cli._output import human_console, write_json
 from gpuprof.errors import InputError, UsageError
+from gpuprof.results import size_label
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -46,7 +47,7 @@ def list_command(family: FamilyArg = None, json_out: JsonOut = None, force: Forc
         return
     console = human_console(target)
     for fam in families:
-        table = Table(title=f"{fam.name}: {fam.summary}  (default size {_size(fam.default_size)})",
+        table = Table(title=f"{fam.name}: {fam.summary}  (default size {size_label(fam.default_size)})",
                       title_justify="left")
         table.add_column("variant", no_wrap=True)
         table.add_column("technique")
@@ -56,7 +57,7 @@ def list_command(family: FamilyArg = None, json_out: JsonOut = None, force: Forc
             marks += " (baseline)" if v.name == fam.baseline else ""
             launch = _launch_text(v)
             if v.max_size:
-                launch += f", size cap {_size(v.max_size)}"
+                launch += f", size cap {size_label(v.max_size)}"
             table.add_row(v.name + marks, v.technique, launch)
         console.print(table)
 
@@ -67,10 +68,6 @@ def _launch_text(v: Variant) -> str:
     if v.is_triton:
         return f"Triton JIT ({v.file.name if v.file else '?'})"
     return f"block {'x'.join(map(str, v.block_dims()[:len(v.block)]))}"
-
-
-def _size(size: dict[str, int]) -> str:
-    return "x".join(str(v) for v in size.values())
 
 
 def _family_json(fam: Family) -> dict:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from gpuprof.gpu import cupy
-from gpuprof.results import OK, WRONG, CheckResult
+from gpuprof.results import OK, WRONG, CheckResult, size_label
 
 # launch_for(inputs, out, size) -> launch(stream)
 LaunchFactory = Callable[[dict[str, Any], Any, dict[str, int]], Callable[[Any], None]]
@@ -99,7 +99,7 @@ def check_at(spec: Any, launch_for: LaunchFactory, size: dict[str, int], stream:
     cupy().cuda.Device().synchronize()
     launch_for(inputs, out, size)(stream)
     settle(stream)
-    label = "x".join(str(v) for v in size.values())
+    label = size_label(size)
     err, reasons = judge(spec, out, pristine, size, tolerance, label)
     if not inplace:
         changed = changed_inputs(inputs, pristine)
@@ -128,7 +128,7 @@ def recheck_after_timing(spec: Any, prepared: Prepared, stream: Any, inplace: bo
     that returns early after its first calls, or only writes when something changed, leaves NaN or a
     stale value here. Within tolerance is fine (atomics reorder sums from launch to launch)."""
     settle(stream)
-    label = "x".join(str(v) for v in prepared.size.values())
+    label = size_label(prepared.size)
     _err, why = judge(spec, prepared.out, prepared.pristine, prepared.size, prepared.tolerance, label)
     reasons = [f"result changed while timed: {reason.removeprefix(label + ': ')} after the last timed launch"
                for reason in why]

@@ -6,6 +6,7 @@ import math
 
 from gpuprof.errors import UsageError
 from gpuprof.gpu import device_info
+from gpuprof.results import size_label
 from gpuprof.variants.catalog import Family, Variant
 
 
@@ -54,7 +55,7 @@ def _integer(text: str) -> int:
 
 
 def catalog_size_example(family: Family) -> str:
-    return "x".join(str(v) for v in family.default_size.values())
+    return size_label(family.default_size)
 
 
 def clip(size: dict[str, int], cap: dict[str, int] | None) -> dict[str, int]:
