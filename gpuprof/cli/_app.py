@@ -35,8 +35,13 @@ class OneLineErrors(TyperGroup):
 def _plain_strings_skip_pydantic() -> None:
     """Typer 0.29 coerces every option through a pydantic TypeAdapter, and importing pydantic is a
     third of `gpuprof list`'s start. A str or bool option (no parser, not a file) whose value arrives
-    as a str or bool already is passed through; any other value or type takes Typer's own path."""
-    from typer import _coercion, core
+    as a str or bool already is passed through; any other value or type takes Typer's own path.
+    Older Typers (no `typer._coercion`, e.g. the one beside PyTorch on the GPU machine) coerce
+    through click alone and are left as they are."""
+    try:
+        from typer import _coercion, core
+    except ImportError:
+        return
 
     parameter = getattr(core, "_TyperParameter", None)
     base = getattr(_coercion, "RuntimeParam", None)

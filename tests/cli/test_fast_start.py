@@ -66,3 +66,33 @@ def test_cli_defaults_kept_without_import_match_the_cores():
     assert run_cli.DEFAULT_VARIANT_TIMEOUT_S == run_core.DEFAULT_VARIANT_TIMEOUT_S
     assert (nsys_cli.DEFAULT_OUT, nsys_cli.COUNT) == (nsys_core.DEFAULT_OUT, nsys_core.COUNT)
     assert sanitize_cli.TOOL_NAMES == ",".join(TOOLS)
+
+
+OLD_TYPER = """
+import builtins, runpy, sys
+real_import = builtins.__import__
+
+def older_typer(name, globals=None, locals=None, fromlist=(), level=0):
+    # What the GPU machine's Typer answers gpuprof (seen there): typer has no _coercion module.
+    if name == "typer" and "_coercion" in (fromlist or ()) and (globals or {}).get("__name__") == "gpuprof.cli._app":
+        raise ImportError("cannot import name '_coercion' from 'typer'")
+    return real_import(name, globals, locals, fromlist, level)
+
+builtins.__import__ = older_typer
+sys.argv = ["gpuprof", *sys.argv[1:]]
+runpy.run_module("gpuprof", run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize(("argv", "code", "stream", "text"), [
+    (["list", "vecadd"], 0, "stdout", "vecadd"),
+    (["nsys", "vecadd", "--count", "lots"], 2, "stderr", "--count"),
+])
+def test_a_typer_without_its_coercion_module_still_runs_gpuprof(argv, code, stream, text):
+    """The GPU machine's Typer (beside its PyTorch) has no typer._coercion: the pydantic shortcut
+    must step aside there, not stop every command with an ImportError."""
+    done = subprocess.run([sys.executable, "-c", OLD_TYPER, *argv], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == code, done.stderr
+    assert "Traceback" not in done.stderr
+    assert text in getattr(done, stream)
