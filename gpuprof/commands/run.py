@@ -116,7 +116,8 @@ def run_variant(family: Family, variant: Variant, size: dict[str, int], policy: 
             launch = launch_for(prepared.inputs, prepared.out, prepared.size)
             row.timing = timing.measure(launch, harness, policy)
             emit("verify")
-            audit_timed_launches(row.check, spec, prepared, launch, harness, family.inplace)
+            audit_timed_launches(row.check, spec, prepared, launch, harness, family.inplace,
+                                 cupti=variant.vendor or not variant.is_cuda or variant.plan is not None)
         del prepared
     except _cuda_errors() as exc:
         # A sticky CUDA error (illegal address, launch failure) poisons the whole context.
@@ -131,9 +132,11 @@ def run_variant(family: Family, variant: Variant, size: dict[str, int], policy: 
 
 
 def audit_timed_launches(check: CheckResult, spec: Any, prepared: Prepared, launch: timing.Launch,
-                         harness: timing.Harness, inplace: bool) -> None:
+                         harness: timing.Harness, inplace: bool, cupti: bool = True) -> None:
     """After timing: the last timed output and the inputs checked again (WRONG), then the timed
-    launch audited for skipped work (WRONG) and for work on another stream (IMPOSSIBLE)."""
+    launch audited for skipped work (WRONG) and for work on another stream (IMPOSSIBLE). cupti:
+    also read the launch's CUPTI records (a callable or a host-side plan may pick its own stream;
+    one kernel launched by gpuprof on the timed stream cannot, and the timing audit covers it)."""
     wrong = recheck_after_timing(spec, prepared, harness.stream, inplace)
     if not wrong:
         skipped = integrity.skips_when_written(launch, lambda: repoison(spec, prepared), harness)
@@ -141,7 +144,7 @@ def audit_timed_launches(check: CheckResult, spec: Any, prepared: Prepared, laun
     if wrong:
         check.status, check.reasons = WRONG, check.reasons + wrong
         return
-    elsewhere = integrity.off_stream(launch, harness)
+    elsewhere = integrity.off_stream(launch, harness, cupti=cupti)
     if elsewhere:
         check.status, check.reasons = IMPOSSIBLE, check.reasons + [elsewhere]
 

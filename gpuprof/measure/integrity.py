@@ -4,15 +4,16 @@ Two ways a variant can pass its check and still be timed doing nothing:
 
 - its work runs on another stream than the one it was given (a Triton or API callable that
   launches on PyTorch's default stream or its own): the events on the timing stream bracket an
-  empty launch. `off_stream` finds it by timing one launch two ways. The CUDA events on the timing
-  stream see only that stream; cudaDeviceSynchronize waits for every stream of the device. Once
-  the host has finished enqueuing the launch, the device can still be busy with at most the work
-  the events bracket (plus a sync latency): the "tail" from the end of enqueuing to the end of the
-  device-wide sync is <= the event time. Work elsewhere shows as a tail far above the event time.
-  This needs no CUPTI and no knowledge of which stream was used; it cannot see off-stream work that
-  finished while the host was still enqueuing (work shorter than the host's own launch time), which
-  is why it only flags tails above OFF_STREAM_MIN_S. Trials are repeated and the smallest excess
-  is used, so one OS hiccup during a sync cannot flag a correct variant.
+  empty launch, or only the host's time spent queuing it. `off_stream` finds it two ways.
+  Where PyTorch is loaded (its profiler reads CUPTI's activity records, as nsys does), one launch is
+  recorded with a marker kernel on the timing stream, and every kernel, copy or memset of the launch
+  must carry the marker's stream id: anything else is named, with its stream. Without PyTorch, the
+  launch is timed two ways: the host polls the end event on the timing stream until it completes,
+  then waits for the whole device (cudaDeviceSynchronize waits for every stream). A launch that
+  stayed on the timing stream leaves the device idle once its end event completes (a sync latency
+  apart); off-stream work keeps it busy after that. This needs no knowledge of which stream was
+  used; it cannot see off-stream work shorter than OFF_STREAM_MIN_S. Trials are repeated and the
+  smallest excess is used, so one OS hiccup during a sync cannot flag a correct variant.
 - it skips its work when the output already holds a result (it caches, or checks a flag): the
   timed launches, after the first, find the output written. `skips_when_written` times a launch
   on a freshly poisoned output and one on the written output (both L2-cold); a correct kernel takes
@@ -21,16 +22,20 @@ Two ways a variant can pass its check and still be timed doing nothing:
 
 from __future__ import annotations
 
+import json
 import statistics
+import sys
+import tempfile
 import time
+from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
 from gpuprof.gpu import cupy
 from gpuprof.measure.timing import time_one_cold
 
-OFF_STREAM_MIN_S = 100e-6  # device work left after enqueuing, beyond the event time, that counts
-OFF_STREAM_RATIO = 0.5  # ... and beyond this fraction of the event time
+OFF_STREAM_MIN_S = 50e-6  # device work left after the timed stream finished that counts ...
+OFF_STREAM_RATIO = 0.25  # ... and beyond this fraction of the event time
 SKIP_RATIO = 0.5  # a launch on a written output faster than this fraction of a poisoned one ...
 SKIP_MIN_S = 20e-6  # ... and faster by at least this much: it skipped its work
 TRIALS = 3
@@ -44,11 +49,22 @@ Launch = Callable[[Any], None]
 
 def off_stream_verdict(trials: list[tuple[float, float]]) -> bool:
     """trials: (seconds between the events on the timing stream, seconds the device stayed busy
-    after the host finished enqueuing). True when every trial left far more work than was timed."""
+    after the end event on the timing stream completed). True when every trial left work behind."""
     if not trials:
         return False
-    excess = min(tail - on_stream - max(OFF_STREAM_MIN_S, OFF_STREAM_RATIO * on_stream) for on_stream, tail in trials)
+    excess = min(after - max(OFF_STREAM_MIN_S, OFF_STREAM_RATIO * on_stream) for on_stream, after in trials)
     return excess > 0
+
+
+def foreign_streams(activities: list[tuple[str, int]], marker: str = "gpuprof_clock_probe") -> list[tuple[str, int]]:
+    """(name, stream) of the GPU activities that ran on another stream than the marker kernel's.
+    activities: CUPTI records of one launch bracketed by the marker on the timing stream. An empty
+    list when the marker is missing (nothing can be said) or everything shares its stream."""
+    timed = {stream for name, stream in activities if name == marker}
+    if len(timed) != 1:
+        return []
+    return [(name, stream) for name, stream in activities
+            if stream not in timed and not name.startswith("gpuprof_")]
 
 
 def skips_verdict(poisoned_s: list[float], written_s: list[float]) -> bool:
@@ -59,29 +75,74 @@ def skips_verdict(poisoned_s: list[float], written_s: list[float]) -> bool:
     return written < SKIP_RATIO * poisoned and poisoned - written > SKIP_MIN_S
 
 
-def off_stream(launch: Launch, harness: Any, trials: int = TRIALS) -> str | None:
-    """OFF_STREAM_REASON (with the figures) when the launch's work did not stay on harness.stream."""
+def off_stream(launch: Launch, harness: Any, trials: int = TRIALS, cupti: bool = True) -> str | None:
+    """OFF_STREAM_REASON (with the evidence) when the launch's work did not stay on harness.stream."""
+    records = _cupti_activities(launch, harness) if cupti else None
+    if records is not None:
+        elsewhere = foreign_streams(records)
+        if not elsewhere:
+            return None
+        names = sorted({_short(name) for name, _ in elsewhere})
+        streams = sorted({stream for _, stream in elsewhere})
+        return (f"{OFF_STREAM_REASON}: CUPTI saw {len(elsewhere)} of its GPU operations ({', '.join(names[:3])}"
+                f"{', …' if len(names) > 3 else ''}) on stream {', '.join(map(str, streams))}, not on the timed stream")
+    measured = [_timed_then_idle(launch, harness) for _ in range(1)]
+    while len(measured) < trials and measured[-1][0] <= LONG_LAUNCH_S:  # one trial of a long launch is enough
+        measured.append(_timed_then_idle(launch, harness))
+    if not off_stream_verdict(measured):
+        return None
+    on_stream, after = min(measured, key=lambda m: m[1] - max(OFF_STREAM_MIN_S, OFF_STREAM_RATIO * m[0]))
+    return (f"{OFF_STREAM_REASON}: the events saw {on_stream * 1e6:.1f} µs, but the device stayed busy "
+            f"{after * 1e6:.1f} µs after the timed stream had finished")
+
+
+def _timed_then_idle(launch: Launch, harness: Any) -> tuple[float, float]:
+    """(event seconds, seconds the device stayed busy after the end event completed)."""
     cp = cupy()
     stream = harness.stream
     device = cp.cuda.Device()
     start, end = harness.events(2)
-    measured = []
-    for _ in range(trials):
-        device.synchronize()
-        start.record(stream)
-        launch(stream)
-        enqueued = time.perf_counter()
-        end.record(stream)
-        device.synchronize()  # every stream of the device, not only the timed one
-        tail = time.perf_counter() - enqueued
-        measured.append((cp.cuda.get_elapsed_time(start, end) / 1e3, tail))
-        if measured[-1][0] > LONG_LAUNCH_S:
-            break  # a hiccup of half a long launch is unlikely: one trial is enough
-    if not off_stream_verdict(measured):
+    device.synchronize()
+    start.record(stream)
+    launch(stream)
+    end.record(stream)
+    while not end.done:  # poll: the moment the timed stream is done, as closely as the host can see it
+        pass
+    finished = time.perf_counter()
+    device.synchronize()  # every stream of the device, not only the timed one
+    return cp.cuda.get_elapsed_time(start, end) / 1e3, time.perf_counter() - finished
+
+
+def _cupti_activities(launch: Launch, harness: Any) -> list[tuple[str, int]] | None:
+    """(name, CUPTI stream id) of every kernel, copy and memset of one launch, bracketed by the
+    harness's clock-probe kernel on the timing stream; None without PyTorch's profiler (or when it
+    cannot run here, e.g. another CUPTI client holds the activity API)."""
+    torch = sys.modules.get("torch")
+    if torch is None or not getattr(torch, "cuda", None) or not torch.cuda.is_available():
         return None
-    on_stream, tail = min(measured, key=lambda m: m[1] - m[0])
-    return (f"{OFF_STREAM_REASON}: the events saw {on_stream * 1e6:.1f} µs, but the device stayed busy "
-            f"{tail * 1e6:.1f} µs after the launch was queued")
+    try:
+        from torch.profiler import ProfilerActivity, profile
+
+        cupy().cuda.Device().synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            harness.probe_clock()
+            launch(harness.stream)
+            harness.probe_clock(after=True)
+            cupy().cuda.Device().synchronize()
+        with tempfile.TemporaryDirectory(prefix="gpuprof-cupti-") as tmp:
+            trace = Path(tmp) / "trace.json"
+            prof.export_chrome_trace(str(trace))
+            events = json.loads(trace.read_text(encoding="utf-8")).get("traceEvents", [])
+    except Exception:  # the profiler is a convenience here: the timing audit below still runs
+        return None
+    records = [(str(e.get("name", "")), int(e["args"]["stream"])) for e in events
+               if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and "stream" in e.get("args", {})]
+    return records or None
+
+
+def _short(name: str) -> str:
+    name = name.removeprefix("void ")
+    return name.split("(")[0].split("<")[0][:60]
 
 
 def skips_when_written(launch: Launch, poison: Callable[[], None], harness: Any, trials: int = TRIALS) -> str | None:

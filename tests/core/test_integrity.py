@@ -196,15 +196,28 @@ def test_inputs_changed_during_timing_are_named(fake_cupy):
 
 
 def test_off_stream_verdict():
-    # Correct: the device is done (within a sync latency) once the timed work is done.
-    assert not integrity.off_stream_verdict([(1e-3, 1.01e-3), (1e-3, 0.99e-3), (1e-3, 1.0e-3)])
+    # Correct: once the end event on the timed stream completes, the device idles (a sync latency).
+    assert not integrity.off_stream_verdict([(1e-3, 10e-6), (1e-3, 40e-6), (1e-3, 5e-6)])
     assert not integrity.off_stream_verdict([(5e-6, 30e-6)] * 3)  # tiny kernel, sync latency only
-    assert not integrity.off_stream_verdict([(20e-3, 20.05e-3)] * 3)
-    # torch.add 2^28 on a side stream: the events bracket ~3 µs, the device works ~1 ms more.
-    assert integrity.off_stream_verdict([(3e-6, 1.0e-3), (3e-6, 1.1e-3), (3e-6, 0.95e-3)])
+    assert not integrity.off_stream_verdict([(20e-3, 3e-3)] * 3)  # long kernel: the margin grows with it
+    # torch.add 2^26 on a side stream (H100): the events saw the host queue it (55-155 µs), then the
+    # device worked ~250 µs more.
+    assert integrity.off_stream_verdict([(155e-6, 250e-6), (66e-6, 255e-6), (55e-6, 260e-6)])
     # One trial hit an OS hiccup during the sync: not enough on its own.
-    assert not integrity.off_stream_verdict([(1e-3, 1e-3), (1e-3, 5e-3), (1e-3, 1e-3)])
+    assert not integrity.off_stream_verdict([(1e-3, 10e-6), (1e-3, 5e-3), (1e-3, 10e-6)])
     assert not integrity.off_stream_verdict([])
+
+
+def test_foreign_streams_names_what_ran_beside_the_timed_stream():
+    probe = "gpuprof_clock_probe"
+    # The H100 probe: the harness's kernels on CUPTI stream 141, torch's add on its side stream 13.
+    side = [(probe, 141), ("void at::native::vectorized_elementwise_kernel<4>", 13), ("gpuprof_flush_l2", 141),
+            (probe, 141)]
+    assert integrity.foreign_streams(side) == [("void at::native::vectorized_elementwise_kernel<4>", 13)]
+    assert integrity.foreign_streams([(probe, 7), ("add", 7), ("Memcpy HtoD", 7), (probe, 7)]) == []
+    # No marker (the profiler missed it), or markers on two streams: nothing can be said.
+    assert integrity.foreign_streams([("add", 13)]) == []
+    assert integrity.foreign_streams([(probe, 1), ("add", 13), (probe, 2)]) == []
 
 
 def test_skips_verdict():
@@ -243,7 +256,7 @@ def test_skips_when_written_times_poisoned_and_written_launches(monkeypatch):
 def test_audit_timed_launches_sets_the_status(monkeypatch, recheck, skips, elsewhere, status, reason):
     monkeypatch.setattr(run_core, "recheck_after_timing", lambda *a: list(recheck))
     monkeypatch.setattr(run_core.integrity, "skips_when_written", lambda *a: skips)
-    monkeypatch.setattr(run_core.integrity, "off_stream", lambda *a: elsewhere)
+    monkeypatch.setattr(run_core.integrity, "off_stream", lambda *a, **k: elsewhere)
     result = CheckResult(status=OK, max_rel_error=0.0, tolerance=1e-6)
     run_core.audit_timed_launches(result, None, None, None, types.SimpleNamespace(stream=FakeStream()), False)
     assert result.status == status

@@ -190,3 +190,37 @@ def test_clock_probe_reads_at_most_the_max_clock_and_nvml_is_sampled_per_batch()
     assert 0.5 * max_mhz < probe <= max_mhz * 1.002, (probe, max_mhz)
     assert len(timing.throttled) == len(timing.samples_s) == len(timing.nvml_sm_clock_mhz)
     assert all(0 < mhz <= max_mhz for mhz in timing.nvml_sm_clock_mhz)
+
+
+def test_short_side_stream_work_is_named_by_cupti_and_long_work_by_the_timing_audit_alone():
+    """CUPTI's stream ids see even a few-µs kernel on another stream; without them (cupti=False,
+    as for a process without PyTorch) the end-event/device-idle timing still sees a long one."""
+    torch = pytest.importorskip("torch")
+    import cupy as cp
+
+    from gpuprof.api import on_stream
+    from gpuprof.measure import integrity, timing
+
+    harness = timing.shared_harness()
+    small = cp.ones(1 << 16, dtype=cp.float32)
+    side = cp.cuda.Stream(non_blocking=True)
+
+    def cupy_on_side():
+        with side:
+            cp.multiply(small, 2.0, out=small)
+
+    reason = integrity.off_stream(on_stream(cupy_on_side), harness)
+    assert reason and "CUPTI saw" in reason and "not on the timed stream" in reason
+    assert integrity.off_stream(on_stream(lambda: cp.multiply(small, 2.0, out=small)), harness) is None
+
+    n = 1 << 26
+    a, c = torch.rand(n, device="cuda"), torch.empty(n, device="cuda")
+    torch_side = torch.cuda.Stream()
+
+    def torch_on_side():
+        with torch.cuda.stream(torch_side):
+            torch.add(a, a, out=c)
+
+    reason = integrity.off_stream(on_stream(torch_on_side), harness, cupti=False)
+    assert reason and "after the timed stream had finished" in reason
+    assert integrity.off_stream(on_stream(lambda: torch.add(a, a, out=c)), harness, cupti=False) is None
