@@ -16,6 +16,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import queue
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -100,12 +101,25 @@ def gpu_record(gpu: int, environment: dict[str, Any], row: results.Row) -> dict[
 
 
 def warm_worker(worker: isolation.Worker) -> None:
-    """Start the variant worker and its timing harness (imports, CUDA context, harness compile) before
-    the first unit. A failure here is left for the first unit to report, with that unit's name."""
+    """Before the first unit: start the variant worker and its timing harness (imports, CUDA context,
+    harness compile) in a thread while this process opens its own CUDA context (run_family reads the
+    device and its free memory here), so the two start-ups overlap. A failure is left for the first
+    unit to report, with that unit's name."""
+    from gpuprof.gpu import device_info
+
+    def start() -> None:
+        try:
+            worker.run(_start_harness)
+        except GpuprofError:
+            pass
+
+    starting = threading.Thread(target=start, name="gpuprof-warm-worker")
+    starting.start()
     try:
-        worker.run(_start_harness)
-    except GpuprofError:
+        device_info()  # cached: the units' run_family calls find it ready
+    except Exception:  # noqa: BLE001  (no GPU: the first unit says so)
         pass
+    starting.join()
 
 
 def _start_harness(emit: Callable[[Any], None] | None = None) -> None:

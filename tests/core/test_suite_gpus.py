@@ -119,3 +119,12 @@ def test_summary_line_in_the_words_the_lead_reads():
                    "schedule": {"wall_s": 41.0, "one_gpu_estimate_s": 77.3}}
     assert summary_line(environment) == "2 GPUs: wall 41 s (busiest GPU 40 s, idlest 37 s); 1-GPU estimate 77 s"
     assert summary_line({"gpu_name": "single-GPU file"}) is None
+
+
+def test_warming_a_worker_starts_it_and_leaves_failures_to_the_first_unit():
+    from gpuprof.commands.suite_gpus import warm_worker
+    from gpuprof.measure import isolation
+
+    with isolation.Worker(60) as worker:
+        warm_worker(worker)  # on a CPU-only machine the harness fails inside; nothing is raised here
+        assert worker.started == 1
