@@ -102,10 +102,11 @@ def gpu_record(gpu: int, environment: dict[str, Any], row: results.Row) -> dict[
 
 def warm_worker(worker: isolation.Worker) -> None:
     """Before the first unit: start the variant worker and its timing harness (imports, CUDA context,
-    harness compile) in a thread while this process opens its own CUDA context (run_family reads the
-    device and its free memory here), so the two start-ups overlap. A failure is left for the first
+    harness compile) in a thread while this process does its own one-time start-up: run_family reads
+    the device, its free memory and the environment fingerprint here (CUDA context, PyTorch's version
+    by importing it, nvcc --version), so the two start-ups overlap. A failure is left for the first
     unit to report, with that unit's name."""
-    from gpuprof.gpu import device_info
+    from gpuprof import fingerprint
 
     def start() -> None:
         try:
@@ -116,7 +117,7 @@ def warm_worker(worker: isolation.Worker) -> None:
     starting = threading.Thread(target=start, name="gpuprof-warm-worker")
     starting.start()
     try:
-        device_info()  # cached: the units' run_family calls find it ready
+        fingerprint.environment()  # device_info, the torch import and nvcc's version stay cached for the units
     except Exception:  # noqa: BLE001  (no GPU: the first unit says so)
         pass
     starting.join()
