@@ -123,15 +123,30 @@ def _check_policy(min_samples: int, max_time: float, target_spread: float) -> No
         raise UsageError(f"--target-spread {target_spread:g}: give a fraction between 0 and 1, e.g. 0.005")
 
 
-def _run_on_gpus(spec_file, gpus: str, json_out: Path | None, timeout_s: float):
+def _run_on_gpus(spec_file, gpus: str, json_out: Path | None, timeout_s: float, history_file: Path | None):
+    from gpuprof import results
     from gpuprof.commands.suite_gpus import parse_gpus, run_suite_on_gpus, units_of, visible_gpu_count
     from gpuprof.progress import Progress as Step
 
     chosen = parse_gpus(gpus, visible_gpu_count())
+    history = results.load(history_file) if history_file is not None else _earlier_results(json_out)
     with _progress_bar(len(units_of(spec_file))) as on_step:
         return run_suite_on_gpus(spec_file, chosen, json_out, lambda done, total, unit, gpu: on_step(
             Step(f"GPU {gpu}: {spec_file.cases[unit.case_index].family}/{unit.variant}", "done", done - 1, total)),
-            timeout_s=timeout_s)
+            timeout_s=timeout_s, history=history)
+
+
+def _earlier_results(json_out: Path | None):
+    """The results file this run replaces, when it is one: its rows say how long each unit took."""
+    from gpuprof import results
+    from gpuprof.errors import InputError
+
+    if json_out is None or not json_out.is_file():
+        return None
+    try:
+        return results.load(json_out)
+    except InputError:  # not a results file (replaced with --force): nothing to learn from it
+        return None
 
 
 def _positive(timeout: float) -> float:
@@ -202,6 +217,10 @@ def suite(
         "--gpus", metavar="all|0,1",
         help="Spread the rows over these GPUs (one worker process each, nvidia-smi numbering); "
              "each row records its GPU. Default: one GPU.")] = None,
+    history: Annotated[Optional[Path], typer.Option(
+        "--history", metavar="RESULTS.json",
+        help="With --gpus: an earlier results file of this suite; its unit times order the work "
+             "(longest first). Default: the --json file being replaced, else estimates.")] = None,
 ) -> None:
     """Run a whole suite (families x variants x sizes) into one results JSON; exit 1 if any variant is wrong.
 
@@ -232,13 +251,15 @@ def suite(
         target = json_target(json_out)
         if target == "-":
             raise UsageError("suite writes its results file after every case: give --json FILE, not '-'")
-        check_outputs([suite_file], {"--json": target}, force)
+        if history is not None and gpus is None:
+            raise UsageError("--history orders the work of a --gpus run; add --gpus all (or 0,1)")
+        check_outputs([suite_file, history], {"--json": target}, force)
         if isinstance(target, Path):
             written.append((target, target.stat().st_mtime if target.exists() else None))
         with err_console.status(f"reading {suite_file}", spinner="dots"):
             spec_file = load(suite_file)
         if gpus is not None:
-            outcome = _run_on_gpus(spec_file, gpus, target, _positive(timeout))
+            outcome = _run_on_gpus(spec_file, gpus, target, _positive(timeout), history)
         else:
             with _progress_bar(len(spec_file.cases)) as on_step:
                 outcome = run_suite(spec_file, target, lambda label, step: on_step(
@@ -256,6 +277,12 @@ def suite(
                                 width=None if wide else console.width), wide)
     if target is not None:
         console.print(f"results written to {target}")
+    if gpus is not None:
+        from gpuprof.commands.suite_gpus import summary_line
+
+        line = summary_line(outcome.environment)
+        if line:
+            console.print(line)
     bad = [r for r in outcome.rows if r.check.status not in (results.OK, results.SKIPPED)]
     if bad:
         raise Finding(f"{len(bad)} row(s) failed: " + ", ".join(f"{r.id} {r.check.status.upper()}" for r in bad))

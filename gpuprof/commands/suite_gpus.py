@@ -3,8 +3,12 @@ merged results file (in the suite's order) rewritten atomically after every row.
 
 Each GPU process sees only its GPU (CUDA_VISIBLE_DEVICES, set before anything touches CUDA; the
 processes are spawned, never forked) and pulls the next unit (one variant of one case at one size)
-from a shared queue, so a fast GPU or short variants never wait for a slow one. Nothing passes
-between GPUs: no NCCL, no peer access.
+from a shared queue, so a fast GPU never waits for a slow one. The queue holds the units longest
+first (commands.suite_plan: from an earlier results file, else a model), so the long units start
+at once and the short ones even out the end. Before its first unit each GPU process starts its
+variant worker (imports, CUDA context, the timing harness), so unit times are the units' own.
+Kernels compile through CuPy's on-disk cache (one folder for every process), so a kernel one GPU
+compiled is not compiled again by the other. Nothing passes between GPUs: no NCCL, no peer access.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 import queue
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,37 +28,33 @@ import numpy as np
 from gpuprof import results
 from gpuprof.commands.run import DEFAULT_VARIANT_TIMEOUT_S, RunRequest, run_family
 from gpuprof.commands.suite import case_variants, label_rows, policy_of
+from gpuprof.commands.suite_plan import Unit, estimate_units, longest_first, units_of
 from gpuprof.errors import EnvironmentProblem, Finding, GpuprofError, Interrupted, UsageError
 from gpuprof.measure import isolation
 from gpuprof.suite_file import Suite
-from gpuprof.variants import catalog
 
-POLL_S = 1.0
-_ERROR_BY_CODE = {1: Finding, 2: UsageError, 3: EnvironmentProblem, 130: Interrupted}  # how often the parent checks that the GPU processes are still alive
+__all__ = ["Unit", "UnitDone", "parse_gpus", "run_suite_on_gpus", "summary_line", "units_of", "visible_gpu_count"]
 
-
-@dataclass(frozen=True)
-class Unit:
-    """One variant of one case at one size; number is its place in the suite's order."""
-
-    number: int
-    case_index: int
-    variant: str
-    size: dict[str, int] | None
+POLL_S = 1.0  # how often the parent checks that the GPU processes are still alive
+_ERROR_BY_CODE = {1: Finding, 2: UsageError, 3: EnvironmentProblem, 130: Interrupted}
 
 
 @dataclass(frozen=True)
 class UnitDone:
-    """What a GPU process sends back after one unit: its rows, or the error that stopped it."""
+    """What a GPU process sends back after one unit: its rows, or the error that stopped it, and
+    when the unit ran (time.monotonic(): one clock for every process of the host)."""
 
     number: int
     gpu: int
     environment: dict[str, Any]
     rows: list[results.Row]
     error: tuple[int, str] | None = None  # (exit code, message)
+    started: float = 0.0
+    wall_s: float = 0.0
 
 
 RunUnit = Callable[[Suite, Unit, isolation.Worker], results.Results]
+Prepare = Callable[[isolation.Worker], None]
 
 
 def parse_gpus(text: str, count: int) -> list[int]:
@@ -82,20 +84,6 @@ def visible_gpu_count() -> int:
         raise EnvironmentProblem(f"--gpus: {why_no_gpu(exc)}") from None
 
 
-def units_of(suite: Suite) -> list[Unit]:
-    """Every (case, size, variant) in the suite's order; 'all' expands to the family's variants."""
-    units: list[Unit] = []
-    for index, case in enumerate(suite.cases):
-        if case.variants == "all":
-            family = catalog.load_family(case.family)
-            names = [*family.variant_names, *(v.name for v in case_variants(suite, case))]
-        else:
-            names = list(case.variants)
-        for size in (case.sizes or [None]):
-            units.extend(Unit(len(units), index, name, size) for name in names)
-    return units
-
-
 def run_unit(suite: Suite, unit: Unit, worker: isolation.Worker) -> results.Results:
     """The real work of one unit, inside a GPU process (its variants run in `worker`'s child)."""
     case = suite.cases[unit.case_index]
@@ -112,39 +100,112 @@ def gpu_record(gpu: int, environment: dict[str, Any], row: results.Row) -> dict[
             "sm_clock_mhz": float(np.median(clocks)) if clocks else None}
 
 
-def _gpu_process(gpu: int, suite: Suite, tasks: Any, done: Any, work: RunUnit, timeout_s: float) -> None:
-    """A GPU's process: pin it to that GPU, then run units until the queue hands out None."""
+def warm_worker(worker: isolation.Worker) -> None:
+    """Before the first unit: start the variant worker and its timing harness (imports, CUDA context,
+    harness compile) in a thread while this process does its own one-time start-up: run_family reads
+    the device, its free memory and the environment fingerprint here (CUDA context, PyTorch's version
+    by importing it, nvcc --version), so the two start-ups overlap. A failure is left for the first
+    unit to report, with that unit's name."""
+    from gpuprof import fingerprint
+
+    def start() -> None:
+        try:
+            worker.run(_start_harness)
+        except GpuprofError:
+            pass
+
+    starting = threading.Thread(target=start, name="gpuprof-warm-worker")
+    starting.start()
+    try:
+        fingerprint.environment()  # device_info, the torch import and nvcc's version stay cached for the units
+    except Exception:  # noqa: BLE001  (no GPU: the first unit says so)
+        pass
+    starting.join()
+
+
+def _start_harness(emit: Callable[[Any], None] | None = None) -> None:
+    from gpuprof.measure import timing
+
+    try:
+        timing.shared_harness()
+    except Exception:  # noqa: BLE001  (no GPU, no driver: the first unit says so in its row or error)
+        pass
+
+
+def _gpu_process(gpu: int, suite: Suite, tasks: Any, done: Any, work: RunUnit, timeout_s: float,
+                 prepare: Prepare | None) -> None:
+    """A GPU's process: pin it to that GPU, start its worker, then run units until the queue hands out None."""
     os.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"  # the same numbering as nvidia-smi
     os.environ["CUDA_VISIBLE_DEVICES"] = str(gpu)
     with isolation.Worker(timeout_s) as worker:
+        if prepare is not None:
+            prepare(worker)
         while (unit := tasks.get()) is not None:
+            started = time.monotonic()
             try:
                 part = work(suite, unit, worker)
+                wall_s = time.monotonic() - started
                 for row in part.rows:
-                    row.gpu = gpu_record(gpu, part.environment, row)
-                done.put(UnitDone(unit.number, gpu, part.environment, label_rows(part.rows, suite.cases[unit.case_index])))
+                    row.gpu = gpu_record(gpu, part.environment, row) | {"unit_wall_s": round(wall_s, 3)}
+                done.put(UnitDone(unit.number, gpu, part.environment, label_rows(part.rows, suite.cases[unit.case_index]),
+                                  started=started, wall_s=wall_s))
             except GpuprofError as exc:
-                done.put(UnitDone(unit.number, gpu, {}, [], (exc.exit_code, str(exc))))
+                done.put(UnitDone(unit.number, gpu, {}, [], (exc.exit_code, str(exc)), started, time.monotonic() - started))
             except Exception as exc:  # noqa: BLE001  (sent to the parent, which reports it in one line)
-                done.put(UnitDone(unit.number, gpu, {}, [], (3, f"GPU {gpu}: {type(exc).__name__}: {exc}")))
+                done.put(UnitDone(unit.number, gpu, {}, [], (3, f"GPU {gpu}: {type(exc).__name__}: {exc}"),
+                                  started, time.monotonic() - started))
+
+
+def gpu_times(parts: list[UnitDone], began: float) -> dict[int, dict[str, Any]]:
+    """Per GPU: units run, start-up (from the suite's start to its first unit), busy (the sum of its
+    units) and wall (from the suite's start to the end of its last unit), in seconds."""
+    times: dict[int, dict[str, Any]] = {}
+    for gpu in sorted({p.gpu for p in parts}):
+        own = [p for p in parts if p.gpu == gpu]
+        first = min(p.started for p in own)
+        times[gpu] = {"units": len(own), "startup_s": round(first - began, 3),
+                      "busy_s": round(sum(p.wall_s for p in own), 3),
+                      "wall_s": round(max(p.started + p.wall_s for p in own) - began, 3)}
+    return times
+
+
+def schedule_record(times: dict[int, dict[str, Any]], wall_s: float, estimates_from: str) -> dict[str, Any]:
+    """The whole run: its wall time, and what one GPU would have taken (the mean start-up plus every
+    unit's time: each unit's own time does not depend on the GPU count)."""
+    startup = float(np.mean([t["startup_s"] for t in times.values()])) if times else 0.0
+    return {"order": "longest first", "estimates": estimates_from, "wall_s": round(wall_s, 3),
+            "one_gpu_estimate_s": round(startup + sum(t["busy_s"] for t in times.values()), 3)}
+
+
+def summary_line(environment: dict[str, Any]) -> str | None:
+    """'2 GPUs: wall 41 s (busiest GPU 40 s, idlest 37 s); 1-GPU estimate 77 s' for a --gpus results file."""
+    schedule, gpus = environment.get("schedule"), environment.get("gpus") or []
+    walls = [g["wall_s"] for g in gpus if isinstance(g.get("wall_s"), (int, float))]
+    if not isinstance(schedule, dict) or not walls:
+        return None
+    return (f"{len(gpus)} GPU{'s' if len(gpus) != 1 else ''}: wall {schedule['wall_s']:.0f} s "
+            f"(busiest GPU {max(walls):.0f} s, idlest {min(walls):.0f} s); "
+            f"1-GPU estimate {schedule['one_gpu_estimate_s']:.0f} s")
 
 
 class _Merged:
     """Rows in the suite's order, whatever order the GPUs finish them in; saved after each unit."""
 
-    def __init__(self, suite: Suite, json_out: Path | None) -> None:
-        self.suite, self.json_out = suite, json_out
+    def __init__(self, suite: Suite, json_out: Path | None, began: float, estimates_from: str) -> None:
+        self.suite, self.json_out, self.began, self.estimates_from = suite, json_out, began, estimates_from
         self.parts: dict[int, UnitDone] = {}
         self.outcome: results.Results | None = None
 
-    def add(self, part: UnitDone) -> None:
+    def add(self, part: UnitDone, now: float) -> None:
         self.parts[part.number] = part
         ordered = [self.parts[n] for n in sorted(self.parts)]
-        gpus = {p.gpu: {"index": p.gpu, "uuid": p.environment.get("gpu_uuid"), "name": p.environment.get("gpu_name")}
-                for p in ordered}
+        times = gpu_times(ordered, self.began)
+        gpus = {p.gpu: {"index": p.gpu, "uuid": p.environment.get("gpu_uuid"), "name": p.environment.get("gpu_name"),
+                        **times[p.gpu]} for p in ordered}
         first = min(ordered, key=lambda p: p.gpu).environment
         self.outcome = results.Results(
-            environment={**first, "gpus": [gpus[g] for g in sorted(gpus)]},
+            environment={**first, "gpus": [gpus[g] for g in sorted(gpus)],
+                         "schedule": schedule_record(times, now - self.began, self.estimates_from)},
             rows=[row for p in ordered for row in p.rows],
             command=f"gpuprof suite {self.suite.path} --gpus {','.join(str(g) for g in sorted(gpus))}",
             timing_policy={"suite": self.suite.name, **self.suite.gate_timing(), **self.suite.timing},
@@ -156,22 +217,28 @@ class _Merged:
 
 def run_suite_on_gpus(suite: Suite, gpus: list[int], json_out: Path | None = None,
                       on_unit: Callable[[int, int, Unit, int], None] | None = None,
-                      timeout_s: float = DEFAULT_VARIANT_TIMEOUT_S, work: RunUnit = run_unit) -> results.Results:
+                      timeout_s: float = DEFAULT_VARIANT_TIMEOUT_S, work: RunUnit = run_unit,
+                      history: results.Results | None = None, prepare: Prepare | None = warm_worker) -> results.Results:
     """Run every unit of the suite on the listed GPUs at once; on_unit(done, total, unit, gpu) after each.
 
-    The first unit that fails with an error stops the hand-out: the GPUs finish what they hold, then
-    the error is raised (as a single-GPU suite would). work is the per-unit job (tests pass fakes).
+    Units are handed out longest first (estimated from `history`, an earlier results file, where it
+    has the row). The first unit that fails with an error stops the hand-out: the GPUs finish what
+    they hold, then the error is raised (as a single-GPU suite would). work is the per-unit job and
+    prepare what each GPU process does before its first unit (tests pass fakes and None).
     """
+    began = time.monotonic()
     units = units_of(suite)
+    estimates = estimate_units(suite, units, history)
+    sources = sorted({e.source for e in estimates})
     context = multiprocessing.get_context("spawn")  # never fork a process that may hold CUDA
     tasks, done = context.Queue(), context.Queue()
-    for unit in units:
+    for unit in longest_first(units, estimates):
         tasks.put(unit)
     for _ in gpus:
         tasks.put(None)
-    processes = [context.Process(target=_gpu_process, args=(gpu, suite, tasks, done, work, timeout_s),
+    processes = [context.Process(target=_gpu_process, args=(gpu, suite, tasks, done, work, timeout_s, prepare),
                                  name=f"gpuprof-gpu{gpu}", daemon=False) for gpu in gpus]
-    merged = _Merged(suite, json_out)
+    merged = _Merged(suite, json_out, began, "+".join(sources))
     failure: UnitDone | None = None
     try:
         for process in processes:
@@ -191,7 +258,7 @@ def run_suite_on_gpus(suite: Suite, gpus: list[int], json_out: Path | None = Non
                     failure = part
                     received += _withdraw(tasks, len(gpus))
                 continue
-            merged.add(part)
+            merged.add(part, time.monotonic())
             if on_unit:
                 on_unit(received, len(units), units[part.number], part.gpu)
         for process in processes:

@@ -24,7 +24,7 @@ FLOP_COUNTS = ("executed", "nominal")  # nominal: the family's formula counts wo
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp64")  # the arithmetic a variant does; buffers stay the family's
 _CUDA_ONLY_KEYS = ("kernel", "extra_kernels", "helpers", "block", "tile", "grid", "defines", "plan", "dynamic_smem")
 _VENDOR_KEYS = {"name", "technique", "vendor", "call", "precision", "error_model", "zero_output",
-               "flop_count", "aliases", "options"}
+               "flop_count", "aliases", "options", "expected_efficiency"}
 VARIANT_KEYS = _VENDOR_KEYS | {"language", "file", "max_size", *_CUDA_ONLY_KEYS}
 
 
@@ -68,6 +68,10 @@ class Variant:
     options: dict[str, Any] = field(default_factory=dict)
     aliases: tuple[str, ...] = ()  # other names the course uses for it, e.g. "tiled" for smem_tiled
     flop_count: str = "executed"  # "nominal": the family's FLOP formula is not what this algorithm does (FFT)
+    # Roughly what fraction of its roofline (DRAM bandwidth or its precision's peak, whichever binds)
+    # the variant reaches: only `suite --gpus` uses it, to guess run times and start the slow units
+    # first when no earlier results file gives them. None: commands.suite_plan's default.
+    expected_efficiency: float | None = None
 
     @property
     def is_cuda(self) -> bool:
@@ -287,7 +291,11 @@ def _common_keys(m: _Manifest, data: dict[str, Any]) -> dict[str, Any]:
     if flop_count not in FLOP_COUNTS:
         raise m.fail("flop_count", f"is {flop_count!r}; choose from: {', '.join(FLOP_COUNTS)}")
     aliases = tuple(m.str_list("aliases")) if "aliases" in data else ()
-    return {"precision": precision, "error_model": m.str("error_model") if "error_model" in data else None,
+    efficiency = data.get("expected_efficiency")
+    if efficiency is not None and (isinstance(efficiency, bool) or not isinstance(efficiency, (int, float))
+                                   or not 0 < efficiency <= 1):
+        raise m.fail("expected_efficiency", f"must be a fraction in (0, 1], e.g. 0.01, not {efficiency!r}")
+    return {"expected_efficiency": None if efficiency is None else float(efficiency), "precision": precision, "error_model": m.str("error_model") if "error_model" in data else None,
             "zero_output": zero_output, "flop_count": flop_count, "aliases": aliases, "options": m.options()}
 
 

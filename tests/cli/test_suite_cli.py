@@ -90,3 +90,22 @@ def test_gpus_naming_a_missing_gpu_is_one_usage_line(monkeypatch):
     result = CliRunner().invoke(app, ["suite", "suites/smoke.toml", "--gpus", "0,5"])
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert "GPU 5 does not exist (this machine has 2: 0..1)" in result.output
+
+
+def test_history_without_gpus_is_one_usage_line(tmp_path):
+    history = tmp_path / "old.json"
+    history.write_text("{}")
+    result = CliRunner().invoke(app, ["suite", "suites/smoke.toml", "--history", str(history)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "--history orders the work of a --gpus run" in result.output
+
+
+def test_a_history_file_that_is_not_results_is_one_input_line(tmp_path, monkeypatch):
+    from gpuprof.commands import suite_gpus
+
+    monkeypatch.setattr(suite_gpus, "visible_gpu_count", lambda: 2)
+    history = tmp_path / "old.json"
+    history.write_text("{}")
+    result = CliRunner().invoke(app, ["suite", "suites/smoke.toml", "--gpus", "all", "--history", str(history)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "not a gpuprof results file" in result.output

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gpuprof import results
-from gpuprof.commands.suite_gpus import parse_gpus, run_suite_on_gpus, units_of
+from gpuprof.results import CheckResult, Results, Row, Timing
+from gpuprof.commands.suite_gpus import parse_gpus, run_suite_on_gpus, summary_line, units_of
 from gpuprof.errors import EnvironmentProblem, UsageError
 from gpuprof.suite_file import load_suite
 from tests.core import gpu_jobs
@@ -48,7 +49,7 @@ def test_rows_spread_over_gpu_processes_merge_in_suite_order(suite, tmp_path):
     out = tmp_path / "merged.json"
     seen = []
     merged = run_suite_on_gpus(suite, [0, 1], out, lambda done, total, unit, gpu: seen.append((done, total, gpu)),
-                               timeout_s=30, work=gpu_jobs.fake_unit)
+                               timeout_s=30, work=gpu_jobs.fake_unit, prepare=None)
     saved = results.load(out)
     assert [r.id for r in saved.rows] == [r.id for r in merged.rows] == [
         "vecadd/grid/1024", "vecadd/vectorized/1024", "vecadd/torch/1024",
@@ -67,7 +68,63 @@ def test_rows_spread_over_gpu_processes_merge_in_suite_order(suite, tmp_path):
 def test_an_error_on_one_gpu_stops_the_hand_out_and_is_raised(suite, tmp_path):
     out = tmp_path / "merged.json"
     with pytest.raises(EnvironmentProblem, match="no CUDA driver on this fake GPU"):
-        run_suite_on_gpus(suite, [0, 1], out, timeout_s=30, work=gpu_jobs.failing_unit)
+        run_suite_on_gpus(suite, [0, 1], out, timeout_s=30, work=gpu_jobs.failing_unit, prepare=None)
     saved = results.load(out)  # what finished before the error is kept, in order
     assert "vecadd/vectorized/1024" not in [r.id for r in saved.rows]
     assert saved.rows[0].id == "vecadd/grid/1024"
+
+
+def _history(walls):
+    """An earlier --gpus results file of the suite above: row id -> the unit wall time it recorded."""
+    rows = []
+    for row_id, wall in walls.items():
+        family, variant, label = row_id.split("/")
+        size = dict(zip(["n"] if family == "vecadd" else ["m", "n", "k"], map(int, label.split("x"))))
+        rows.append(Row(family=family, variant=variant, size=size, vendor=False, check=CheckResult(status=results.OK),
+                        timing=Timing(mode="cold", samples_s=[1e-3], stop_reason="converged", summary=None),
+                        gpu={"index": 0, "unit_wall_s": wall}))
+    return Results(environment={"gpu_name": "Fake GPU"}, rows=rows)
+
+
+def test_units_are_handed_out_longest_first_from_the_history_file(suite):
+    history = _history({"vecadd/torch/4096": 9.0, "vecadd/grid/1024": 7.0, "matmul/cublas/4096x4096x4096": 8.0,
+                        "vecadd/vectorized/1024": 6.0, "vecadd/torch/1024": 5.0, "vecadd/grid/4096": 4.0,
+                        "vecadd/vectorized/4096": 3.0})
+    handed = []
+    merged = run_suite_on_gpus(suite, [0], None, lambda done, total, unit, gpu: handed.append(unit.number),
+                               timeout_s=30, work=gpu_jobs.fake_unit, history=history, prepare=None)
+    assert handed == [5, 6, 0, 1, 2, 3, 4]  # one GPU finishes them in the order the queue gave them
+    assert merged.environment["schedule"]["estimates"] == "history"
+    assert [r.id for r in merged.rows][:2] == ["vecadd/grid/1024", "vecadd/vectorized/1024"]  # file in suite order
+
+
+def test_the_merged_file_records_each_gpus_time_and_the_summary_line(suite, tmp_path):
+    out = tmp_path / "merged.json"
+    run_suite_on_gpus(suite, [0, 1], out, timeout_s=30, work=gpu_jobs.fake_unit, prepare=None)
+    saved = results.load(out)
+    gpus, schedule = saved.environment["gpus"], saved.environment["schedule"]
+    assert sum(g["units"] for g in gpus) == 7
+    for g in gpus:
+        own = [r.gpu["unit_wall_s"] for r in saved.rows if r.gpu["index"] == g["index"]]
+        assert len(own) == g["units"] and g["busy_s"] == pytest.approx(sum(own), abs=0.01)
+        assert 0 <= g["startup_s"] <= g["wall_s"] <= schedule["wall_s"]
+    assert schedule["order"] == "longest first" and schedule["estimates"] == "model"
+    assert schedule["one_gpu_estimate_s"] >= sum(g["busy_s"] for g in gpus)
+    line = summary_line(saved.environment)
+    assert line.startswith(f"{len(gpus)} GPU") and "busiest GPU" in line and "1-GPU estimate" in line
+
+
+def test_summary_line_in_the_words_the_lead_reads():
+    environment = {"gpus": [{"index": 0, "wall_s": 40.2}, {"index": 1, "wall_s": 37.4}],
+                   "schedule": {"wall_s": 41.0, "one_gpu_estimate_s": 77.3}}
+    assert summary_line(environment) == "2 GPUs: wall 41 s (busiest GPU 40 s, idlest 37 s); 1-GPU estimate 77 s"
+    assert summary_line({"gpu_name": "single-GPU file"}) is None
+
+
+def test_warming_a_worker_starts_it_and_leaves_failures_to_the_first_unit():
+    from gpuprof.commands.suite_gpus import warm_worker
+    from gpuprof.measure import isolation
+
+    with isolation.Worker(60) as worker:
+        warm_worker(worker)  # on a CPU-only machine the harness fails inside; nothing is raised here
+        assert worker.started == 1

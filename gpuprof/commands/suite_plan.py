@@ -1,0 +1,159 @@
+"""The order `gpuprof suite --gpus` hands its units out in: longest first, from estimated run times.
+
+Each unit (one variant of one case at one size) gets an expected wall time, from an earlier results
+file when it holds that row, else from a model: the launch time at the unit's size (bytes over DRAM
+bandwidth or FLOP over the precision's peak, whichever binds, divided by the variant's
+`expected_efficiency` from its manifest), times the launches the stop rule and the checks take,
+plus a fixed cost per unit. The GPU processes pull units from one shared queue in that order, so
+the long units start first and the short ones fill in at the end: the classic longest-processing-
+time list schedule, whose makespan is at most (sum of durations) / GPUs + the longest unit.
+Pure apart from reading the catalogue; no GPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gpuprof import families, results
+from gpuprof.analysis import ceilings
+from gpuprof.commands.suite import case_variants, policy_of, sweep_label
+from gpuprof.suite_file import Suite
+from gpuprof.variants import catalog
+from gpuprof.variants.sizes import clip
+
+# Per unit, beyond its timed samples: an NVRTC compile (from the shared disk cache after the first
+# run), the check at the family's small check sizes, pipe traffic and the row's bookkeeping.
+UNIT_FIXED_S = 1.0
+# Launches of the kernel outside the samples: 3 warm-up, 1 cold probe, the check at the benchmark
+# size, the re-check after timing and the two integrity audits (skipped work, another stream).
+EXTRA_LAUNCHES = 8
+# An L2 flush (twice a 50 MB L2 read at ~2 TB/s) before every cold sample.
+FLUSH_S = 50e-6
+# A variant whose manifest gives no expected_efficiency: a fair hand-written or library kernel.
+DEFAULT_EFFICIENCY = 0.5
+# When no GPU name is known: the GPU the course is recorded on (docs/PERFORMANCE.md).
+DEFAULT_GPU = "NVIDIA H100 80GB HBM3"
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One variant of one case at one size; number is its place in the suite's order."""
+
+    number: int
+    case_index: int
+    variant: str
+    size: dict[str, int] | None
+
+
+@dataclass(frozen=True)
+class Estimate:
+    seconds: float
+    source: str  # "history" (an earlier results file) or "model"
+
+
+def units_of(suite: Suite) -> list[Unit]:
+    """Every (case, size, variant) in the suite's order; 'all' expands to the family's variants."""
+    units: list[Unit] = []
+    for index, case in enumerate(suite.cases):
+        if case.variants == "all":
+            family = catalog.load_family(case.family)
+            names = [*family.variant_names, *(v.name for v in case_variants(suite, case))]
+        else:
+            names = list(case.variants)
+        for size in (case.sizes or [None]):
+            units.extend(Unit(len(units), index, name, size) for name in names)
+    return units
+
+
+def unit_row(suite: Suite, unit: Unit) -> tuple[catalog.Variant, str, dict[str, int]]:
+    """The unit's variant (with the case's defines), the id its row will have, and its timed size."""
+    case = suite.cases[unit.case_index]
+    family = catalog.load_family(case.family)
+    extra = case_variants(suite, case)
+    if extra:
+        family = family.with_variants(extra)
+    [variant] = family.apply_defines(family.select([unit.variant]), case.defines)
+    size = clip(dict(unit.size or family.default_size), variant.max_size)
+    return variant, results.row_id(case.family, variant.name + sweep_label(case.defines), size), size
+
+
+def model_launch_s(bytes_moved: float, flop: float, precision: str, efficiency: float,
+                   peaks: ceilings.Ceilings) -> float:
+    """One launch at the roofline's binding limit, slowed by the variant's expected efficiency."""
+    bandwidth = peaks.bandwidth_bytes_s or 3.35e12
+    peak = peaks.flops.get(precision) or peaks.flops.get("fp32") or 67e12
+    return max(bytes_moved / bandwidth, flop / peak) / efficiency
+
+
+def model_unit_s(launch_s: float, timing: dict[str, Any]) -> float:
+    """A unit's wall time for one launch time: at least min_samples samples, and for short kernels
+    samples until max_time_s (the stop rule may stop earlier once converged; a row that needs it
+    may sample on to resolution_budget_s, which only a results file can tell)."""
+    policy = policy_of(timing)
+    per_sample = launch_s + (FLUSH_S if policy.mode == "cold" else 0.0)
+    sampling = max(policy.min_samples * per_sample, min(policy.max_time_s, policy.max_samples * per_sample))
+    return UNIT_FIXED_S + EXTRA_LAUNCHES * launch_s + sampling
+
+
+def history_unit_s(row: results.Row) -> float | None:
+    """What a row of an earlier results file says its unit took: the wall time a --gpus run
+    recorded, else its samples (count x median) plus the launches and fixed cost around them."""
+    if row.gpu and isinstance(row.gpu.get("unit_wall_s"), (int, float)) and row.gpu["unit_wall_s"] > 0:
+        return float(row.gpu["unit_wall_s"])
+    if row.timing is None or not row.timing.samples_s:
+        return None
+    median = float(np.median(row.timing.samples_s))
+    launch = median  # samples are per launch, also for graph replays (replay time / launches)
+    samples = len(row.timing.samples_s) * max(row.timing.launches_per_sample, 1)
+    return UNIT_FIXED_S + EXTRA_LAUNCHES * launch + samples * (median + FLUSH_S)
+
+
+def estimate_units(suite: Suite, units: Sequence[Unit], history: results.Results | None = None,
+                   gpu_name: str | None = None) -> list[Estimate]:
+    """An expected wall time per unit: from the history file where it has the row, else the model."""
+    known: dict[str, float] = {}
+    if history is not None:
+        for row in history.rows:
+            seconds = history_unit_s(row)
+            if seconds is not None:
+                known[row.id] = seconds
+    peaks = ceilings.from_model(gpu_name or (history.environment.get("gpu_name") if history else None)
+                                or DEFAULT_GPU)
+    estimates = []
+    for unit in units:
+        variant, row_id, size = unit_row(suite, unit)
+        if row_id in known:
+            estimates.append(Estimate(known[row_id], "history"))
+            continue
+        case = suite.cases[unit.case_index]
+        spec = families.spec(case.family)
+        launch = model_launch_s(spec.bytes_moved(size), spec.flop(size), variant.precision,
+                                variant.expected_efficiency or DEFAULT_EFFICIENCY, peaks)
+        estimates.append(Estimate(model_unit_s(launch, suite.case_timing(case)), "model"))
+    return estimates
+
+
+def longest_first(units: Sequence[Unit], estimates: Sequence[Estimate]) -> list[Unit]:
+    """The hand-out order: longest expected first; equal estimates keep the suite's order."""
+    return [u for u, _ in sorted(zip(units, estimates), key=lambda pair: (-pair[1].seconds, pair[0].number))]
+
+
+def simulate(durations: Sequence[float], workers: int) -> list[list[int]]:
+    """The shared queue with `workers` GPUs pulling in the given order: which positions each GPU
+    runs. A free GPU takes the next unit; GPUs free at the same moment take them by index."""
+    free_at = [0.0] * workers
+    taken: list[list[int]] = [[] for _ in range(workers)]
+    for position, seconds in enumerate(durations):
+        gpu = min(range(workers), key=lambda g: (free_at[g], g))
+        taken[gpu].append(position)
+        free_at[gpu] += seconds
+    return taken
+
+
+def makespan(durations: Sequence[float], workers: int) -> float:
+    """The wall time of simulate()'s schedule: the busiest GPU's total."""
+    return max(sum(durations[p] for p in positions) for positions in simulate(durations, workers))
