@@ -43,7 +43,7 @@ def sanitize(
     sanitizer: Annotated[Optional[str], typer.Option("--sanitizer", help="Path to compute-sanitizer.")] = None,
     leak_check: Annotated[bool, typer.Option("--leak-check", help="memcheck also reports device memory not freed at exit (noisy with PyTorch, which keeps its cuBLAS workspaces).")] = False,
     jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Sanitizer processes at a time (they share the GPU; use 1 on a GPU in exclusive-process mode). Default: one per CPU, at most 16 per GPU.")] = None,
-    no_skip: Annotated[bool, typer.Option("--no-skip", help="Run racecheck on every variant, even those whose kernels use no shared memory (ptxas).")] = False,
+    no_skip: Annotated[bool, typer.Option("--no-skip", help="Run every tool on every variant: racecheck even where the kernels use no shared memory (ptxas), racecheck and synccheck on vendor rows.")] = False,
     json_out: JsonOut = None,
     force: Force = False,
     *,
@@ -70,6 +70,7 @@ def sanitize(
             default_jobs,
             import_log,
             racecheck_skips,
+            vendor_skips,
             sanitize_command,
             sanitize_targets,
         )
@@ -106,10 +107,11 @@ def sanitize(
             chosen = _chosen(families or catalog.family_names(), variants, variant_options)
             skips, notes = (set(), []) if no_skip or "racecheck" not in tools else racecheck_skips(
                 [(fam, picked) for fam, picked in chosen], workers)
+            vendor = {} if no_skip else vendor_skips(chosen, tools)
             launch = _targets(chosen, size, variant_options)
             with _bar("sanitize") as step:
                 run = sanitize_targets(launch, tools, out, sanitizer, leak_check=leak_check, jobs=workers,
-                                       progress=step, skip_racecheck=skips)
+                                       progress=step, skip_racecheck=skips, skip=vendor)
             run.notes += notes
         write_json({"schema": "gpuprof.sanitize", "runs": run.results, "notes": run.notes}, target)
     from gpuprof.render.sanitize_view import command_table, families_table, findings_view, skipped_line

@@ -6,6 +6,7 @@ from __future__ import annotations
 import secrets
 
 from gpuprof import families
+from gpuprof.families import _random
 from gpuprof.gpu import cupy, device_info
 from gpuprof.variants import catalog
 from gpuprof.variants.launch_plan import make_launch_factory
@@ -20,6 +21,8 @@ def launch_variant(family_name: str, variant_name: str, size: dict[str, int], *,
         # Pools hide out-of-bounds accesses from memcheck (the access lands in pooled memory).
         cp.cuda.set_allocator(None)
         cp.cuda.set_pinned_memory_allocator(None)
+        # ... and cuRAND's state set-up kernels, instrumented, were the slowest part of a child.
+        _random.draw_on_host()
     family = catalog.load_family(family_name).with_variants(extra or [])
     (variant,) = family.apply_defines([family.variant(variant_name)], defines or {})
     spec = families.spec(family.name)

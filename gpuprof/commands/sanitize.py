@@ -163,6 +163,18 @@ def uses_shared_memory(variant: Variant, arch: str = TRIAGE_ARCH) -> bool | None
     return any(u.shared_bytes > 0 for u in mine)  # type: ignore[union-attr]
 
 
+VENDOR_SKIP_TOOLS = ("racecheck", "synccheck")
+VENDOR_SKIP_REASON = "vendor library kernels (not the course's code; memcheck and initcheck check the calls into them)"
+
+
+def vendor_skips(families: list[tuple[Family, list[Variant]]], tools: list[str]) -> dict[tuple[str, str], str]:
+    """(label, tool) pairs not worth a sanitizer process: racecheck and synccheck of a vendor row
+    (cuBLAS, cuDNN, CUB, PyTorch) look only at the library's own shared-memory protocol, which the
+    course cannot change; memcheck and initcheck still catch a wrong size or pointer gpuprof passes."""
+    return {(f"{fam.name}/{v.name}", tool): VENDOR_SKIP_REASON
+            for fam, chosen in families for v in chosen if v.vendor for tool in tools if tool in VENDOR_SKIP_TOOLS}
+
+
 def racecheck_skips(families: list[tuple[Family, list[Variant]]], jobs: int) -> tuple[set[str], list[str]]:
     """Labels ('family/variant') racecheck can skip, and notes on what could not be triaged."""
     cuda = [(fam, v) for fam, chosen in families for v in chosen if v.is_cuda]
@@ -192,7 +204,7 @@ class _Job:
 
 
 def plan_jobs(targets: list[LaunchTarget], tools: list[str], skip_racecheck: set[str],
-              batch_size: int = BATCH_SIZE) -> tuple[list[_Job], list[Skipped]]:
+              batch_size: int = BATCH_SIZE, skip: dict[tuple[str, str], str] | None = None) -> tuple[list[_Job], list[Skipped]]:
     """Batches of one family's variants per tool (a user's variant always alone: it is the one
     most likely to crash), and the pairs racecheck skips."""
     jobs: list[_Job] = []
@@ -203,6 +215,9 @@ def plan_jobs(targets: list[LaunchTarget], tools: list[str], skip_racecheck: set
             label = f"{target.family}/{target.variant}"
             if name == "racecheck" and label in skip_racecheck:
                 skipped.append(Skipped(label, name, "no shared memory (ptxas)"))
+                continue
+            if (label, name) in (skip or {}):
+                skipped.append(Skipped(label, name, (skip or {})[(label, name)]))
                 continue
             if target.add:
                 jobs.append(_Job((target,), name))
@@ -224,12 +239,13 @@ def longest_first(jobs: list[_Job]) -> list[_Job]:
 
 def sanitize_targets(targets: list[LaunchTarget], tools: list[str], out_dir: Path, sanitizer: str | None = None,
                      progress: ProgressFn | None = None, leak_check: bool = False, jobs: int = 1,
-                     skip_racecheck: set[str] | None = None, batch_size: int = BATCH_SIZE) -> SanitizeRun:
+                     skip_racecheck: set[str] | None = None, batch_size: int = BATCH_SIZE,
+                     skip: dict[tuple[str, str], str] | None = None) -> SanitizeRun:
     """Every target under every tool, `jobs` sanitizer processes at a time (they share the GPU;
     each is slow on the host side). Results come back in target, tool order."""
     exe = tool.find_sanitizer(sanitizer)
     out_dir.mkdir(parents=True, exist_ok=True)
-    planned, skipped = plan_jobs(targets, tools, skip_racecheck or set(), batch_size)
+    planned, skipped = plan_jobs(targets, tools, skip_racecheck or set(), batch_size, skip)
     planned = longest_first(planned)
     total = [len(planned)]
     done = [0]

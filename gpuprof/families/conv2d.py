@@ -20,6 +20,7 @@ import numpy as np
 
 from gpuprof.errors import EnvironmentProblem, UsageError
 from gpuprof.families import _keys, _torch
+from gpuprof.families._random import generator
 from gpuprof.families._rounding import FP32, unit_roundoff
 from gpuprof.gpu import cupy
 
@@ -118,7 +119,7 @@ def tolerance(variant: Any, size: dict[str, int]) -> float:
 def make_inputs(size: dict[str, int], seed: int) -> dict[str, Any]:
     cp = cupy()
     g = geometry(size)
-    rng = cp.random.default_rng(seed)
+    rng = generator(seed)
     return {"x": rng.uniform(-1.0, 1.0, (g.n, g.c, g.h, g.w), dtype=cp.float32),
             "w": rng.uniform(-1.0, 1.0, (g.k, g.c, g.r, g.s), dtype=cp.float32)}
 

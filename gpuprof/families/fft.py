@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from gpuprof.errors import EnvironmentProblem, UsageError
+from gpuprof.families._random import generator
 from gpuprof.gpu import cupy
 
 RATE = "flop"
@@ -46,7 +47,7 @@ def tolerance(variant: str, size: dict[str, int]) -> float:
 def make_inputs(size: dict[str, int], seed: int) -> dict[str, Any]:
     cp = cupy()
     log2n(size)
-    rng = cp.random.default_rng(seed)
+    rng = generator(seed)
     shape = (size["batch"], size["n"])
     signal = rng.uniform(-1.0, 1.0, shape, dtype=cp.float32) + 1j * rng.uniform(-1.0, 1.0, shape, dtype=cp.float32)
     return {"in": signal.astype(cp.complex64)}

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from gpuprof.families import _torch
+from gpuprof.families._random import generator
 from gpuprof.families._rounding import FP32, unit_roundoff
 from gpuprof.gpu import cupy
 
@@ -48,7 +49,7 @@ def tolerance(variant: Any, size: dict[str, int]) -> float:
 
 def make_inputs(size: dict[str, int], seed: int) -> dict[str, Any]:
     cp = cupy()
-    rng = cp.random.default_rng(seed)
+    rng = generator(seed)
     m, n, k = size["m"], size["n"], size["k"]
     return {"A": rng.uniform(-1.0, 1.0, (m, k), dtype=cp.float32),
             "B": rng.uniform(-1.0, 1.0, (k, n), dtype=cp.float32)}

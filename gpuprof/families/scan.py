@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from gpuprof.families import _keys, _torch
+from gpuprof.families._random import generator
 from gpuprof.families._rounding import FP32, unit_roundoff
 from gpuprof.gpu import cupy
 
@@ -64,7 +65,7 @@ def tolerance(variant: Any, size: dict[str, int]) -> float:
 
 def make_inputs(size: dict[str, int], seed: int) -> dict[str, Any]:
     cp = cupy()
-    rng = cp.random.default_rng(seed)
+    rng = generator(seed)
     return {"x": rng.random(size["n"], dtype=cp.float32)}  # uniform [0, 1): no cancellation
 
 

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from gpuprof.families import _torch
+from gpuprof.families._random import generator
 from gpuprof.gpu import cupy
 
 RATE = "bytes"
@@ -27,7 +28,7 @@ def tolerance(variant: Any, size: dict[str, int]) -> float:
 
 def make_inputs(size: dict[str, int], seed: int) -> dict[str, Any]:
     cp = cupy()
-    rng = cp.random.default_rng(seed)
+    rng = generator(seed)
     return {"in": rng.uniform(-1.0, 1.0, (size["rows"], size["cols"]), dtype=cp.float32)}
 
 

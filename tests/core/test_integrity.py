@@ -316,3 +316,4 @@ def test_inplace_is_a_family_level_manifest_key(tmp_path):
     with pytest.raises(InputError, match="'inplace' must be true or false"):
         catalog.parse_manifest(folder / "family.toml")
     assert not any(f.inplace for f in catalog.load_all())
+

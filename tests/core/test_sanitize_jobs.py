@@ -161,3 +161,20 @@ def test_without_nvcc_racecheck_runs_everywhere_and_says_why(monkeypatch):
     fam = catalog.load_family("matmul")
     skips, notes = sanitize.racecheck_skips([(fam, [fam.variant("naive")])], jobs=1)
     assert skips == set() and "nvcc is not on PATH" in notes[0]
+
+
+def test_vendor_rows_skip_racecheck_and_synccheck_but_keep_memcheck_and_initcheck():
+    from gpuprof.commands.sanitize import VENDOR_SKIP_REASON, vendor_skips
+
+    vecadd = catalog.load_family("vecadd")
+    tools = ["memcheck", "racecheck", "initcheck", "synccheck"]
+    skips = vendor_skips([(vecadd, vecadd.variants)], tools)
+    vendors = [v.name for v in vecadd.variants if v.vendor]
+    assert vendors and set(skips) == {(f"vecadd/{name}", tool) for name in vendors for tool in ("racecheck", "synccheck")}
+    targets = [LaunchTarget("vecadd", v.name, {"n": 4097}) for v in vecadd.variants]
+    jobs, skipped = plan_jobs(targets, tools, set(), skip=skips)
+    for job in jobs:
+        in_job = {t.variant for t in job.targets}
+        assert not (in_job & set(vendors)) or job.tool in ("memcheck", "initcheck")
+    assert {(s.label, s.tool, s.reason) for s in skipped} == {(label, tool, VENDOR_SKIP_REASON) for label, tool in skips}
+    assert vendor_skips([(vecadd, vecadd.variants)], ["memcheck"]) == {}
