@@ -24,6 +24,7 @@ import numpy as np
 
 from gpuprof.errors import EnvironmentProblem, UsageError
 from gpuprof.families import _keys, _torch
+from gpuprof.families._random import generator
 from gpuprof.families._rounding import FP32, unit_roundoff
 from gpuprof.gpu import cupy
 
@@ -160,14 +161,15 @@ def tolerance(variant: Any, size: dict[str, int]) -> float:
 
 
 def make_inputs(size: dict[str, int], seed: int) -> dict[str, Any]:
-    return _make_inputs(cupy(), size, seed)
+    return _make_inputs(cupy(), size, seed, generator(seed))
 
 
-def _make_inputs(xp: Any, size: dict[str, int], seed: int) -> dict[str, Any]:
+def _make_inputs(xp: Any, size: dict[str, int], seed: int, rng: Any = None) -> dict[str, Any]:
     """x in [0, 1) (as after a relu and a pool: channel means far from 0 test the variance),
     w in [-1, 1), gamma in [-2, 2) (negative gammas take the window's min), beta in [-1, 1)."""
     g = geometry(size)
-    rng = xp.random.default_rng(seed)
+    rng = rng if rng is not None else xp.random.default_rng(seed)
+
     def uniform(low: float, high: float, shape: tuple[int, ...]) -> Any:
         return rng.uniform(low, high, shape).astype(xp.float32)  # numpy's uniform takes no dtype
 
