@@ -323,6 +323,6 @@ def notes(rows: list[Any], family: Any, measured: Any = None) -> list[str]:
         figure, basis = overlap(t_serial, t_streamed, h2d_bytes / rates[0], d2h_bytes / rates[1]), "measured H2D/D2H rates"
     else:
         figure, basis = overlap(t_serial, t_streamed, h2d_bytes, d2h_bytes), "a symmetric link"
-    return [f"overlap: {streamed.variant} hides {figure['hidden']:.0%} of {serial.variant}'s one-stream time "
+    return [(f"overlap: {streamed.variant} hides {figure['hidden']:.0%} of {serial.variant}'s one-stream time "
             f"({t_serial * 1e3:.2f} → {t_streamed * 1e3:.2f} ms); at most {figure['possible']:.0%} can be hidden "
-            f"(host→device copies bound the pipeline; {basis}): {figure['of_possible']:.0%} of the possible"]
+            f"(host→device copies bound the pipeline; {basis}): {figure['of_possible']:.0%} of the possible")]

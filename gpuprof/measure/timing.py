@@ -178,8 +178,9 @@ def measure(launch: Launch, harness: Harness, policy: TimingPolicy, *, host_sync
         launch(stream)
     stream.synchronize()
     per_launch_s = time_one_cold(launch, harness)
-    sample_runner, per_sample, note, launches = _sampler(launch, harness, policy.mode, per_launch_s,
-                                                         host_synchronous)
+    args = (launch, harness, policy.mode, per_launch_s)  # the held path's call, as before host_synchronous
+    sample_runner, per_sample, note, launches = (_sampler(*args, host_synchronous=True) if host_synchronous
+                                                 else _sampler(*args))
     gpu_per_sample_s = per_sample + (harness.flush_bytes / 2e12 if policy.mode == "cold" else 0.0)
 
     samples: list[float] = []
