@@ -126,7 +126,7 @@ def test_families_are_found_and_have_host_specs():
     for name in names:  # a family without a host module could be listed but never run
         assert families.spec(name).__name__ == f"gpuprof.families.{name}"
     for fam in FAMILIES:
-        assert families.spec(fam.name).RATE in ("flop", "bytes")
+        assert families.spec(fam.name).RATE in ("flop", "bytes", "link")
 
 
 @pytest.mark.parametrize("fam", FAMILIES, ids=lambda f: f.name)

@@ -9,7 +9,7 @@ and only ever shown as a separate "vs measured" figure.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +35,16 @@ class Datasheet:
     bandwidth_bytes_s: float
     flops: dict[str, float]
     cite: str
+    # The host link, PCIe (generation, lanes), from the same datasheet: the transfers family's roof.
+    pcie: tuple[int, int] | None = None
 
 
 T, G = 1e12, 1e9
+# PCIe bytes/s per lane and direction: the transfer rate (GT/s) after line coding (PCIe base spec:
+# 8b/10b for Gen1-2, 128b/130b from Gen3), before packet overhead. Gen5 x16: 63.0 GB/s each way
+# (the "64 GB/s" of datasheets); ~50-55 GB/s is what a pinned copy reaches on an H100 SXM host.
+PCIE_LANE_BYTES_S = {1: 2.5e9 * 8 / 10 / 8, 2: 5e9 * 8 / 10 / 8, 3: 8e9 * 128 / 130 / 8,
+                     4: 16e9 * 128 / 130 / 8, 5: 32e9 * 128 / 130 / 8, 6: 64e9 * 242 / 256 / 8}
 # GH100 at 132 SMs and 1980 MHz, dense (H100 SXM5 and H200 SXM share the chip and its clocks).
 GH100_SXM_PEAKS = {"fp64": 33.5 * T, "fp64_tensor": 66.9 * T, "fp32": 66.9 * T, "tf32": 494.7 * T,
                    "bf16": 989.4 * T, "fp16": 989.4 * T, "fp8": 1978.9 * T, "int8": 1978.9 * T}
@@ -49,24 +56,24 @@ DATASHEETS: tuple[Datasheet, ...] = (
     Datasheet("H100 PCIe", ("h100 pcie",), 114, 1755, 2039 * G,
               {"fp64": 25.6 * T, "fp64_tensor": 51.2 * T, "fp32": 51.2 * T, "tf32": 378 * T,
                "bf16": 756 * T, "fp16": 756 * T, "fp8": 1513 * T, "int8": 1513 * T},
-              "NVIDIA H100 datasheet, PCIe"),
+              "NVIDIA H100 datasheet, PCIe", pcie=(5, 16)),
     # H100 datasheet, H100 NVL column: FP64 30, FP64 TC 60, FP32 60, TF32 TC 835* (417.5), BF16/FP16
     # TC 1671* (835.5), FP8 3341* (1670.5); HBM3 3.9 TB/s. 132 SMs; the clock comes from the card.
     Datasheet("H100 NVL", ("h100 nvl",), 132, 1785, 3.9 * T,
               {"fp64": 30 * T, "fp64_tensor": 60 * T, "fp32": 60 * T, "tf32": 417.5 * T,
                "bf16": 835.5 * T, "fp16": 835.5 * T, "fp8": 1670.5 * T, "int8": 1670.5 * T},
-              "NVIDIA H100 datasheet, NVL"),
+              "NVIDIA H100 datasheet, NVL", pcie=(5, 16)),
     # H100 datasheet, SXM column: FP64 34 (whitepaper 33.5), FP64 TC 67 (66.9), FP32 67 (66.9),
     # TF32 TC 989* (494.7 dense), BF16/FP16 TC 1979* (989.4 dense), FP8 3958* (1978.9), INT8 3958*;
     # HBM3 3.35 TB/s. 132 SMs, max 1980 MHz.
     Datasheet("H100 SXM5", ("h100",), 132, 1980, 3.35 * T,
               GH100_SXM_PEAKS,
-              "NVIDIA H100 datasheet / whitepaper, SXM5"),
+              "NVIDIA H100 datasheet / whitepaper, SXM5", pcie=(5, 16)),
     # H200 datasheet, SXM column: the H100 SXM5 compute figures (same GH100, 132 SMs, 1980 MHz);
     # HBM3e 4.8 TB/s. H200 NVL (4.8 TB/s too) gets these scaled to its own SM count and max clock.
     Datasheet("H200 SXM", ("h200",), 132, 1980, 4.8 * T,
               GH100_SXM_PEAKS,
-              "NVIDIA H200 datasheet, SXM"),
+              "NVIDIA H200 datasheet, SXM", pcie=(5, 16)),
     # NVIDIA A100 datasheet (2021): FP64 9.7, FP64 TC 19.5, FP32 19.5, TF32 TC 156 (312*),
     # BF16/FP16 TC 312 (624*), INT8 624 (1248*); 108 SMs, max 1410 MHz, both form factors.
     # Bandwidth per model: 80GB SXM 2039 GB/s, 80GB PCIe 1935 GB/s, 40GB (either) 1555 GB/s.
@@ -139,10 +146,25 @@ class Measured:
     tf32_flops: float | None = None
     bf16_flops: float | None = None
     source: str = "measured"
+    # Pinned host<->device cudaMemcpy of a large buffer, each direction alone (None: measured
+    # before gpuprof measured the link; run `devicequery --measure` again).
+    link_h2d_bytes_s: float | None = None
+    link_d2h_bytes_s: float | None = None
+
+    @property
+    def link_bytes_s(self) -> float | None:
+        """The link rate of equal bytes copied H2D then D2H (pinned, one after the other): the
+        harmonic mean of the two directions, what a serial host->device->host unit can reach."""
+        if not self.link_h2d_bytes_s or not self.link_d2h_bytes_s:
+            return None
+        return 2.0 / (1.0 / self.link_h2d_bytes_s + 1.0 / self.link_d2h_bytes_s)
 
     def ceiling(self, rate_kind: str, precision: str) -> Ceiling | None:
         if rate_kind == "bytes":
             return Ceiling(self.bandwidth_bytes_s, "measured D2D copy", self.source)
+        if rate_kind == "link":
+            link = self.link_bytes_s
+            return Ceiling(link, "measured pinned copy H2D + D2H", self.source) if link else None
         value, name = {"fp32": (self.fp32_flops, "measured cuBLAS SGEMM"),
                        "tf32": (self.tf32_flops, "measured cuBLAS TF32 GEMM"),
                        "bf16": (self.bf16_flops, "measured cuBLAS BF16 GEMM")}.get(precision, (None, ""))
@@ -159,11 +181,16 @@ class Ceilings:
     source: str = "datasheet"
     l2_bytes: int = 0
     measured: Measured | None = None
+    link_bytes_s: float | None = None  # host link (PCIe) per direction, datasheet: the "link" rate's roof
+    link_source: str = ""
 
     def ceiling(self, rate_kind: str, precision: str = "fp32") -> Ceiling | None:
-        """The ceiling a row of this rate kind and precision is judged against."""
+        """The ceiling a row of this rate kind and precision is judged against ("link": bytes
+        across the host link, against one direction's bandwidth)."""
         if rate_kind == "bytes":
             return Ceiling(self.bandwidth_bytes_s, "DRAM bandwidth", self.source) if self.bandwidth_bytes_s else None
+        if rate_kind == "link":
+            return Ceiling(self.link_bytes_s, "host link per direction", self.link_source) if self.link_bytes_s else None
         key = precision
         if precision == "fp64" and self.flops.get("fp64_tensor", 0) > self.flops.get("fp64", 0):
             key = "fp64_tensor"  # DMMA is FP64's fastest path where it exists
@@ -194,8 +221,14 @@ def from_model(gpu_name: str, sm_count: int | None = None, max_sm_clock_mhz: flo
         scale *= max_sm_clock_mhz / sheet.max_sm_clock_mhz
         how = f"scaled to this card's max SM clock {max_sm_clock_mhz:.0f} MHz" + how.removeprefix(
             f"at {sheet.max_sm_clock_mhz:.0f} MHz")
+    link, link_source = None, ""
+    if sheet.pcie:
+        generation, lanes = sheet.pcie
+        link = PCIE_LANE_BYTES_S[generation] * lanes
+        link_source = f"datasheet {sheet.model} ({sheet.cite}): PCIe Gen{generation} x{lanes}, one direction"
     return Ceilings(bandwidth_bytes_s=sheet.bandwidth_bytes_s, flops={k: v * scale for k, v in sheet.flops.items()},
-                    source=f"datasheet {sheet.model} ({sheet.cite}), dense, {how}", l2_bytes=l2_bytes)
+                    source=f"datasheet {sheet.model} ({sheet.cite}), dense, {how}", l2_bytes=l2_bytes,
+                    link_bytes_s=link, link_source=link_source)
 
 
 def theoretical(info: DeviceInfo) -> Ceilings:
@@ -226,8 +259,7 @@ def load_measured(info: DeviceInfo) -> Measured | None:
 def load(info: DeviceInfo) -> Ceilings:
     """Datasheet ceilings for this device, with its measured ones (if cached) alongside."""
     limits = theoretical(info)
-    measured = load_measured(info)
-    return Ceilings(limits.bandwidth_bytes_s, limits.flops, limits.source, limits.l2_bytes, measured)
+    return replace(limits, measured=load_measured(info))
 
 
 def save(info: DeviceInfo, measured: Measured) -> Path:

@@ -23,6 +23,8 @@ NOMINAL_FLOPS = ("not an FMA algorithm: FLOPs counted by the family's formula (d
                  "more than it executes")
 L2_RESIDENT = "L2-resident data: hot/graph mode keeps the working set in L2 between launches"
 L2_PARTIAL = "L2-resident data: outputs (up to one L2) can still sit in L2 when the timing ends"
+LINK_DUPLEX = ("host-to-device and device-to-host copies overlapped: PCIe carries both directions at once, "
+               "so the bytes of both can pass one direction's rate")
 WITHIN_MARGIN = (f"above the datasheet peak but within the {FLOOR_MARGIN:.0%} margin of the floor: clocks above "
                  "the table's, datasheet rounding, or work not on the timed stream?")
 
@@ -62,9 +64,11 @@ def rate_of(row: Row, rate_kind: str) -> float | None:
     return work / median if work and median and median > 0 else None
 
 
-def physical_floor(row: Row, ceilings: Ceilings | None) -> Floor | None:
+def physical_floor(row: Row, ceilings: Ceilings | None, rate_kind: str = "bytes") -> Floor | None:
     """The least time the row's work can take on this GPU: its FLOPs at the datasheet peak of its
-    precision, or its DRAM bytes at the datasheet bandwidth, whichever is longer.
+    precision, or its DRAM bytes at the datasheet bandwidth, whichever is longer. For rate kind
+    "link" (bytes across the host link, the transfers family) the bytes floor is the link's instead:
+    all of them at the datasheet rate in both directions at once (PCIe is full duplex).
 
     Bytes: the L2 flush of cold/cupti mode leaves no input in L2, but up to one L2 of output can
     still be there (dirty) when the end event is recorded, so bytes - L2 must cross DRAM; in
@@ -77,6 +81,12 @@ def physical_floor(row: Row, ceilings: Ceilings | None) -> Floor | None:
     if row.flop and row.flop_count == "executed" and compute:
         floors.append(Floor(row.flop / compute.value,
                             f"{row.flop:.3g} FLOP at the {compute.name} peak {compute.value / 1e12:.1f} TFLOP/s"))
+    if rate_kind == "link":
+        link = ceilings.link_bytes_s
+        if row.bytes and link:
+            floors.append(Floor(row.bytes / (2 * link), f"{row.bytes / 1e9:.3g} GB across the host link at "
+                                f"{link / 1e9:.1f} GB/s each way, both directions at once"))
+        return max(floors, key=lambda f: f.seconds, default=None)
     bandwidth = ceilings.bandwidth_bytes_s
     if row.bytes and bandwidth:
         mode = row.timing.mode if row.timing else "cold"
@@ -89,10 +99,11 @@ def physical_floor(row: Row, ceilings: Ceilings | None) -> Floor | None:
     return max(floors, key=lambda f: f.seconds, default=None)
 
 
-def impossible_reason(row: Row, ceilings: Ceilings | None, margin: float = FLOOR_MARGIN) -> str | None:
+def impossible_reason(row: Row, ceilings: Ceilings | None, margin: float = FLOOR_MARGIN,
+                      rate_kind: str = "bytes") -> str | None:
     """Why the row's median cannot be its work (below the physical floor by more than the margin)."""
     median = median_of(row)
-    floor = physical_floor(row, ceilings)
+    floor = physical_floor(row, ceilings, rate_kind)
     if row.check.status != OK or median is None or floor is None or median >= floor.seconds * (1 - margin):
         return None
     return (f"median {median * 1e6:.4g} µs is below the physical floor {floor.seconds * 1e6:.4g} µs "
@@ -103,7 +114,7 @@ def impossible_reason(row: Row, ceilings: Ceilings | None, margin: float = FLOOR
 def judge(row: Row, ceilings: Ceilings | None, rate_kind: str) -> Row:
     """Mark a row IMPOSSIBLE when its median is below the physical floor, and record its derived
     figures (rate, % of ceiling and which ceiling) in row.derived for the results JSON."""
-    reason = impossible_reason(row, ceilings)
+    reason = impossible_reason(row, ceilings, rate_kind=rate_kind)
     if reason:
         row.check.status = IMPOSSIBLE
         row.check.reasons = [*row.check.reasons, reason]
@@ -114,7 +125,7 @@ def judge(row: Row, ceilings: Ceilings | None, rate_kind: str) -> Row:
 def figures(row: Row, ceilings: Ceilings | None, rate_kind: str) -> dict[str, Any]:
     """The derived fields written into the results JSON; the same numbers the run table prints."""
     d = _one(row, rate_kind, ceilings)
-    floor = physical_floor(row, ceilings)
+    floor = physical_floor(row, ceilings, rate_kind)
     return {
         "rate": d.rate, "rate_kind": rate_kind,
         "pct_of_ceiling": _pct(d.fraction_of_ceiling),
@@ -150,6 +161,8 @@ def _over_ceiling(row: Row, rate_kind: str) -> str:
     """Why a rate above its datasheet ceiling can still be honest (the row passed the floor)."""
     if rate_kind == "flop":
         return NOMINAL_FLOPS if row.flop_count == "nominal" else WITHIN_MARGIN
+    if rate_kind == "link":
+        return LINK_DUPLEX
     mode = row.timing.mode if row.timing else "cold"
     return L2_RESIDENT if mode in L2_MODES else L2_PARTIAL
 

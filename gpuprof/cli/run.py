@@ -106,6 +106,8 @@ def run(
     console = human_console(target)
     print_run_table(console, run_table(fam, derived, base, fam.vendor_reference, limits, timing,
                             width=None if wide else console.width), wide)
+    for line in getattr(spec, "notes", lambda *_: [])(outcome.rows, fam, limits.measured):
+        console.print(line)  # a family's own figure across rows (transfers: the streams' overlap)
     if isinstance(target, Path):
         console.print(f"results written to {target}")
     bad = [r for r in outcome.rows if r.check.status not in (results.OK, results.SKIPPED)]

@@ -68,12 +68,15 @@ def query() -> dict[str, Any]:
         "ceilings": {  # what `run` judges each row against: the datasheet, per precision
             "source": limits.source,
             "bandwidth_gb_s": None if limits.bandwidth_bytes_s is None else limits.bandwidth_bytes_s / 1e9,
+            "host_link_gb_s": _giga(limits.link_bytes_s),
             **{f"{key}_tflop_s": _tera(value) for key, value in limits.flops.items()},
         },
         "measured_ceilings": {"source": "not measured (gpuprof devicequery --measure)"} if limits.measured is None else {
             # cuBLAS and a D2D copy, shown apart as "vs measured"
             "source": limits.measured.source,
             "copy_bandwidth_gb_s": limits.measured.bandwidth_bytes_s / 1e9,
+            "link_h2d_gb_s": _giga(limits.measured.link_h2d_bytes_s),
+            "link_d2h_gb_s": _giga(limits.measured.link_d2h_bytes_s),
             "cublas_fp32_tflop_s": _tera(limits.measured.fp32_flops),
             "cublas_tf32_tflop_s": _tera(limits.measured.tf32_flops),
             "cublas_bf16_tflop_s": _tera(limits.measured.bf16_flops),
@@ -105,6 +108,10 @@ def persisting_l2_bytes(info: DeviceInfo) -> int | None:
 
 def _version(v: int) -> str:
     return f"{v // 1000}.{(v % 1000) // 10}"
+
+
+def _giga(v: float | None) -> float | None:
+    return None if v is None else v / 1e9
 
 
 def _tera(v: float | None) -> float | None:
@@ -163,13 +170,34 @@ def measure() -> ceilings.Measured:
                                                                  cp.cuda.runtime.memcpyDeviceToDevice, s.ptr))
     bandwidth = 2.0 * n_bytes / copy_s  # read plus write
     del src, dst
+    h2d, d2h = _link_rates(min(2**28, n_bytes))
     fp32 = _matmul_rate(8192, "float32", tf32=False)
     tf32 = _matmul_rate(8192, "float32", tf32=True)
     bf16 = _matmul_rate(8192, "bfloat16", tf32=False)
     measured = ceilings.Measured(bandwidth_bytes_s=bandwidth, fp32_flops=fp32, tf32_flops=tf32, bf16_flops=bf16,
-                                 source=f"measured {fingerprint.now_utc()} (D2D copy 2 GiB; torch matmul 8192^3)")
+                                 link_h2d_bytes_s=h2d, link_d2h_bytes_s=d2h,
+                                 source=f"measured {fingerprint.now_utc()} (D2D copy 2 GiB; pinned H2D and D2H "
+                                        "copies 256 MiB; torch matmul 8192^3)")
     ceilings.save(info, measured)
     return measured
+
+
+def _link_rates(n_bytes: int) -> tuple[float, float]:
+    """(H2D, D2H) bytes/s of a cudaMemcpyAsync between page-locked host memory and the device:
+    the host link's measured peak, each direction alone (the transfers family's "vs measured")."""
+    import cupyx
+
+    cp = cupy()
+    host = cupyx.empty_pinned(n_bytes, dtype=cp.uint8)
+    host[...] = 1
+    device = cp.empty(n_bytes, dtype=cp.uint8)
+    rt = cp.cuda.runtime
+    rates = []
+    for dst, src, kind in ((device.data.ptr, host.ctypes.data, rt.memcpyHostToDevice),
+                           (host.ctypes.data, device.data.ptr, rt.memcpyDeviceToHost)):
+        seconds = _best_median(lambda s, dst=dst, src=src, kind=kind: rt.memcpyAsync(dst, src, n_bytes, kind, s.ptr))
+        rates.append(n_bytes / seconds)
+    return rates[0], rates[1]
 
 
 def _best_median(launch, repeats: int = 20) -> float:

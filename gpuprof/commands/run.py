@@ -17,7 +17,7 @@ from gpuprof.progress import Progress, ProgressFn
 from gpuprof.results import FAULT, IMPOSSIBLE, OK, SKIPPED, TIMEOUT, WRONG, CheckResult, Results, Row
 from gpuprof.variants import catalog
 from gpuprof.variants.catalog import Family, Variant
-from gpuprof.variants.launch_plan import make_launch_factory
+from gpuprof.variants.launch_plan import host_synchronous, make_launch_factory
 from gpuprof.variants.sizes import clip
 
 DEFAULT_VARIANT_TIMEOUT_S = 300.0  # compile + check at every size + timing; a hang ends here
@@ -114,7 +114,7 @@ def run_variant(family: Family, variant: Variant, size: dict[str, int], policy: 
             emit("time")
             repoison(spec, prepared)  # the timed launches start from an unwritten output
             launch = launch_for(prepared.inputs, prepared.out, prepared.size)
-            row.timing = timing.measure(launch, harness, policy)
+            row.timing = timing.measure(launch, harness, policy, host_synchronous=host_synchronous(variant))
             emit("verify")
             audit_timed_launches(row.check, spec, prepared, launch, harness, family.inplace,
                                  cupti=variant.vendor or not variant.is_cuda or variant.plan is not None)

@@ -1,7 +1,8 @@
 """Host side of each family: inputs, reference, vendor versions, FLOP and byte counts.
 
 gpuprof/families/<family>.py goes with kernels/<family>/family.toml. Each module provides:
-RATE ("flop" or "bytes"), FORMULA (how the rate is computed, printed under the run table),
+RATE ("flop", "bytes", or "link": bytes across the host link, judged against its bandwidth),
+FORMULA (how the rate is computed, printed under the run table),
 make_inputs(size, seed), make_output(size), kernel_args(inputs, out,
 size), reference(inputs, size), vendor_launch(call, inputs, out, size) (call: the vendor
 variant's `call` key), flop(size), bytes_moved(size), tolerance(variant, size) (variant: the
@@ -11,6 +12,7 @@ Optional: plan(variant, functions, inputs, out, size, ctx) -> launch(stream), fo
 launch several kernels or need workspace; it replaces the one-kernel launch from the manifest
 (ctx.grid / ctx.block are the manifest's geometry, ctx.sm_count the device's). PLANS and
 ERROR_MODELS: the values the manifest's `plan` and `error_model` may take, the first the default.
+notes(rows, family, measured) -> lines printed under the run table (a figure across rows).
 ERROR_SCALE = "element" checks each output against its own reference value (default "rms": against
 max(|ref_i|, rms(ref))).
 Per-variant behaviour comes from the manifest's keys, never from a variant's name

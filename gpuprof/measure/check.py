@@ -34,21 +34,22 @@ class Prepared:
 
 
 def snapshot(inputs: dict[str, Any]) -> dict[str, Any]:
-    """A device copy of every input array, taken before the variant sees them."""
+    """A copy of every input array (on the device, or on the host for host inputs), taken before
+    the variant sees them."""
     return {name: value.copy() for name, value in inputs.items() if hasattr(value, "copy")}
 
 
 def changed_inputs(inputs: dict[str, Any], pristine: dict[str, Any]) -> list[str]:
     """Names of the inputs whose bytes differ from their pristine copy (NaN-safe: bitwise)."""
-    cp = cupy()
     changed = []
     for name, before in pristine.items():
         now = inputs[name]
         if now.shape != before.shape or now.dtype != before.dtype:
             changed.append(name)
             continue
-        as_bytes = [cp.ascontiguousarray(x).reshape(-1).view(cp.uint8) for x in (now, before)]
-        if not bool(cp.array_equal(*as_bytes)):
+        xp = np if isinstance(now, np.ndarray) else cupy()  # host inputs too (the transfers family)
+        as_bytes = [xp.ascontiguousarray(x).reshape(-1).view(xp.uint8) for x in (now, before)]
+        if not bool(xp.array_equal(*as_bytes)):
             changed.append(name)
     return changed
 

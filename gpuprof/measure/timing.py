@@ -1,4 +1,24 @@
-"""The timing engine: cold / hot / graph sample loops -> Timing (raw samples, clocks, stop reason)."""
+"""The timing engine: cold / hot / graph sample loops -> Timing (raw samples, clocks, stop reason).
+
+Two ways to take a sample:
+
+- Held (every family's default): the harness holds the stream with a spin kernel until the host has
+  queued a whole batch, so the events bracket only GPU work and never the host's launch latency.
+- Host-synchronous (a variant whose manifest says `options = { host_synchronous = true }`: the
+  transfers family). Its unit blocks the host inside the launch: a cudaMemcpy from pageable memory
+  waits for the stream and stages the data through the CPU, a prefetch of managed memory may block.
+  Under the hold such a call would wait for a stream that waits for the host: a stall until the
+  hold's timeout, then a dropped batch. So these variants are timed one unit at a time, with no
+  hold: the stream is drained, the start event is recorded on the idle stream, the unit runs
+  (host-side staging included: the GPU sits between the events while the host copies, exactly as
+  the program waits for it), the end event is recorded and waited for. The sample is what the
+  program sees from the moment it issues the unit to the moment its result is on the host,
+  including a few µs of API latency (negligible at the family's millisecond units). Before each
+  sample the launch's untimed reset (launch_plan.UNTIMED_RESET, e.g. managed memory prefetched
+  back to the host) runs, and in cold mode the L2 flush, both before the stream is drained.
+  Graph and CUPTI modes do not apply to such a unit (a host-synchronous copy cannot be captured,
+  and CUPTI's kernel records miss copies): they are refused with a reason.
+"""
 
 from __future__ import annotations
 
@@ -13,10 +33,11 @@ import numpy as np
 
 from gpuprof.analysis import stats
 from gpuprof.analysis.compare import median_resolution
-from gpuprof.errors import UsageError
+from gpuprof.errors import EnvironmentProblem, UsageError
 from gpuprof.gpu import cupy, device_info
 from gpuprof.measure import throttle
 from gpuprof.results import Timing
+from gpuprof.variants.launch_plan import UNTIMED_RESET
 
 Launch = Callable[[Any], None]  # launch(stream): enqueue one run of the variant on that stream
 
@@ -34,6 +55,9 @@ RELEASE_TIMEOUT_NS = 2_000_000_000
 MAX_DROPPED_BATCHES = 3
 CLOCK_PROBE_NS = 50_000
 GRAPH_REPLAY_SECONDS = 500e-6  # graph replays long enough that event overhead is < 1 %
+HOST_SYNCHRONOUS_MODES = ("cold", "hot")  # one unit at a time from an idle stream (module docstring)
+HOST_SYNCHRONOUS_NOTE = ("host-synchronous unit: no stream hold; each sample from an idle stream to its end "
+                         "event, host-side staging and API latency included")
 
 
 @dataclass(frozen=True)
@@ -137,14 +161,26 @@ def shared_harness() -> Harness:
     return _shared
 
 
-def measure(launch: Launch, harness: Harness, policy: TimingPolicy) -> Timing:
-    """Warm up, then take batches of samples until the spread is small or the budget is spent."""
+def measure(launch: Launch, harness: Harness, policy: TimingPolicy, *, host_synchronous: bool = False) -> Timing:
+    """Warm up, then take batches of samples until the spread is small or the budget is spent.
+    host_synchronous: the unit blocks the host (the module docstring says how it is timed)."""
+    if host_synchronous and policy.mode not in HOST_SYNCHRONOUS_MODES:
+        raise EnvironmentProblem(
+            f"a host-synchronous variant cannot be timed in {policy.mode} mode (its host-side copies cannot be "
+            f"captured in a graph, and CUPTI's kernel records miss them); use --mode "
+            f"{' or '.join(HOST_SYNCHRONOUS_MODES)}")
+    if getattr(launch, UNTIMED_RESET, None) is not None and not host_synchronous:
+        raise UsageError("a launch with an untimed reset must be host-synchronous "
+                         "(options = { host_synchronous = true } in its manifest): the held batch cannot run it")
     stream = harness.stream
     for _ in range(policy.warmup):
+        run_untimed_reset(launch, stream)
         launch(stream)
     stream.synchronize()
     per_launch_s = time_one_cold(launch, harness)
-    sample_runner, per_sample, note, launches = _sampler(launch, harness, policy.mode, per_launch_s)
+    args = (launch, harness, policy.mode, per_launch_s)  # the held path's call, as before host_synchronous
+    sample_runner, per_sample, note, launches = (_sampler(*args, host_synchronous=True) if host_synchronous
+                                                 else _sampler(*args))
     gpu_per_sample_s = per_sample + (harness.flush_bytes / 2e12 if policy.mode == "cold" else 0.0)
 
     samples: list[float] = []
@@ -223,21 +259,37 @@ def recorded_resolution(samples: list[float], policy: TimingPolicy) -> float | N
     return value if math.isfinite(value) else None
 
 
+def run_untimed_reset(launch: Launch, stream: Any) -> None:
+    """The launch's untimed reset, if it has one (launch_plan.UNTIMED_RESET), then the stream drained:
+    the state every sample must start from (managed pages back on the host), never timed."""
+    reset = getattr(launch, UNTIMED_RESET, None)
+    if reset is not None:
+        reset(stream)
+        stream.synchronize()
+
+
 def time_one_cold(launch: Launch, harness: Harness) -> float:
     """Seconds one launch takes (L2 cold): sizes batches and graphs, and the integrity audits."""
     start, end = harness.events(2)
+    run_untimed_reset(launch, harness.stream)
     harness.flush()
     start.record(harness.stream)
     launch(harness.stream)
     end.record(harness.stream)
     end.synchronize()
+    return _elapsed_s(start, end)
+
+
+def _elapsed_s(start: Any, end: Any) -> float:
     return cupy().cuda.get_elapsed_time(start, end) / 1e3
 
 
-def _sampler(launch: Launch, harness: Harness, mode: str, per_launch_s: float):
+def _sampler(launch: Launch, harness: Harness, mode: str, per_launch_s: float, host_synchronous: bool = False):
     """(take(n) -> n samples in seconds, GPU seconds per sample, note, launches per sample)."""
-    cp = cupy()
     stream = harness.stream
+    if host_synchronous:
+        return (lambda n: take_host_synchronous(n, launch, harness, cold=mode == "cold")), per_launch_s, \
+            HOST_SYNCHRONOUS_NOTE, 1
 
     def take(n: int, body: Callable[[], None], divide: int) -> list[float]:
         events = harness.events(2 * n)
@@ -253,7 +305,7 @@ def _sampler(launch: Launch, harness: Harness, mode: str, per_launch_s: float):
         harness.release()
         harness.nvml.read()  # while the batch runs
         events[2 * n - 1].synchronize()
-        return [cp.cuda.get_elapsed_time(events[2 * i], events[2 * i + 1]) / 1e3 / divide for i in range(n)]
+        return [_elapsed_s(events[2 * i], events[2 * i + 1]) / divide for i in range(n)]
 
     if mode in ("cold", "hot"):
         return (lambda n: take(n, lambda: launch(stream), 1)), per_launch_s, "", 1
@@ -271,6 +323,28 @@ def _sampler(launch: Launch, harness: Harness, mode: str, per_launch_s: float):
     stream.synchronize()
     note = f"graph of {repeats} launches per replay; sample = replay time / {repeats}"
     return (lambda n: take(n, lambda: graph.launch(stream), repeats)), per_launch_s * repeats, note, repeats
+
+
+def take_host_synchronous(n: int, launch: Launch, harness: Any, cold: bool) -> list[float]:
+    """n samples of a unit that blocks the host, one at a time, never behind a hold: the untimed
+    reset and (cold) the L2 flush, the stream drained, then start event, unit, end event, waited for."""
+    stream = harness.stream
+    start, end = harness.events(2)
+    samples = []
+    harness.probe_clock()
+    for _ in range(n):
+        run_untimed_reset(launch, stream)
+        if cold:
+            harness.flush()
+        stream.synchronize()  # the start event is recorded on an idle stream
+        start.record(stream)
+        launch(stream)
+        end.record(stream)
+        end.synchronize()
+        samples.append(_elapsed_s(start, end))
+    harness.probe_clock(after=True)
+    harness.nvml.read()
+    return samples
 
 
 def _take_cupti(n: int, launch: Launch, harness: Harness) -> list[float]:

@@ -455,6 +455,9 @@ class _Manifest:
         value = self.data.get("options", {})
         if not isinstance(value, dict) or not all(isinstance(v, (str, int, float, bool)) for v in value.values()):
             raise self.fail("options", "must be a table of strings, numbers or booleans, e.g. { memory = \"pinned\" }")
+        # The one option the timer reads (measure/timing.py), so checked here for every family.
+        if not isinstance(value.get("host_synchronous", False), bool):
+            raise self.fail("options", "host_synchronous must be true or false")
         return dict(value)
 
     def table_list(self, key: str) -> list[dict[str, Any]]:

@@ -10,6 +10,12 @@ from gpuprof.variants import nvrtc, ranges
 from gpuprof.variants.catalog import Family, Variant
 from gpuprof.variants.sizes import grid_for
 
+# A launch may carry an untimed reset: launch.untimed_reset(stream) puts back the state every
+# sample starts from (transfers' managed pages prefetched back to the host), run by the timer
+# before each sample and outside its events. Only host-synchronous variants may have one
+# (measure/timing.py). The wrappers below (NVTX ranges, zeroing) keep it.
+UNTIMED_RESET = "untimed_reset"
+
 
 @dataclass(frozen=True)
 class LaunchContext:
@@ -31,7 +37,11 @@ def make_launch_factory(family: Family, variant: Variant, spec: Any, *, nvtx: bo
     ranged = (lambda launch: ranges.ranged(launch, family.name, variant.name)) if nvtx else (lambda launch: launch)
 
     def wrap(launch: Any, out: Any) -> Any:
-        return ranged(_zeroing(launch, out) if variant.zero_output else launch)
+        wrapped = ranged(_zeroing(launch, out) if variant.zero_output else launch)
+        reset = getattr(launch, UNTIMED_RESET, None)
+        if reset is not None:
+            setattr(wrapped, UNTIMED_RESET, reset)
+        return wrapped
 
     if variant.vendor:
         call = vendor_call(variant)
@@ -76,3 +86,9 @@ def _zeroing(launch: Any, out: Any) -> Any:
         launch(stream)
 
     return zeroed
+
+
+def host_synchronous(variant: Variant) -> bool:
+    """The manifest's `options = { host_synchronous = true }`: the variant's unit blocks the host
+    (pageable copies), so the timer takes it without the stream hold (measure/timing.py)."""
+    return variant.options.get("host_synchronous", False) is True
