@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,8 +64,9 @@ def compile_variant(variant: Variant) -> CompiledKernel:
     source = f'// headers {headers_digest(variant.file.parent)}\n#line 1 "{display_path(variant.file)}"\n{text}'
     options = nvrtc_options(variant)
     try:
-        module = cp.RawModule(code=source, options=options, backend="nvrtc")
-        functions = {name: module.get_function(name) for name in (variant.kernel, *variant.extra_kernels)}
+        with one_compiler_at_a_time(source, options):
+            module = cp.RawModule(code=source, options=options, backend="nvrtc")
+            functions = {name: module.get_function(name) for name in (variant.kernel, *variant.extra_kernels)}
     except cp.cuda.compiler.CompileException as exc:
         raise InputError(f"{display_path(variant.file)} does not compile: {_first_error(str(exc))}") from None
     except cp.cuda.driver.CUDADriverError as exc:
@@ -72,6 +75,33 @@ def compile_variant(variant: Variant) -> CompiledKernel:
             "is it declared extern \"C\" __global__?"
         ) from None
     return CompiledKernel(variant.name, variant.kernel, functions[variant.kernel], options, functions)
+
+
+@contextmanager
+def one_compiler_at_a_time(source: str, options: tuple[str, ...]) -> Iterator[None]:
+    """Processes compiling the same source with the same options take turns: the first compiles,
+    the others then find its result in CuPy's on-disk cache. `gpuprof sanitize` starts the same
+    family under four tools at once, which on a fresh cache compiled every kernel four times over
+    on CPUs the sanitizers needed. Without fcntl (Windows) or a writable cache, no lock."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    key = hashlib.sha256("\0".join((source, *options)).encode()).hexdigest()[:24]
+    try:
+        folder = CACHE_DIR / "compile-locks"
+        folder.mkdir(parents=True, exist_ok=True)
+        handle = open(folder / f"{key}.lock", "a+b")  # noqa: SIM115 - held across the yield
+    except OSError:
+        yield
+        return
+    with handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 _COMPILER_PLACE = re.compile(r"^(.+?)\((\d+)\): ")  # NVRTC and nvcc write "file(line): error: ..."
