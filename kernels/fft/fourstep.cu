@@ -87,7 +87,13 @@ template <int N, int HALF> static __device__ __forceinline__ void dif_level(floa
                 const float2 u = a[g + i], v = a[g + i + HALF];
                 a[g + i] = make_float2(u.x + v.x, u.y + v.y);
                 const int k = i * (16 / (2 * HALF));  // exp(-2πi·i/(2·HALF)) = exp(-2πi·k/16)
-                a[g + i + HALF] = cmul(make_float2(u.x - v.x, u.y - v.y), make_float2(cos16(k), -cos16(k - 4)));
+                const float2 d = make_float2(u.x - v.x, u.y - v.y);
+                if (k == 0)  // 22 of radix-16's 32 twiddles are 1 or -i: no multiply (k is a constant here)
+                    a[g + i + HALF] = d;
+                else if (k == 4)
+                    a[g + i + HALF] = make_float2(d.y, -d.x);
+                else
+                    a[g + i + HALF] = cmul(d, make_float2(cos16(k), -cos16(k - 4)));
             }
         }
         dif_level<N, HALF / 2>(a);
