@@ -27,6 +27,11 @@ def padded(r):
     return r + (r >> 4)
 
 
+def padded_step(base, step: int, j):
+    """The .cu's padded_step<STEP>: a constant stride when STEP is a multiple of 16."""
+    return padded(base) + j * (step + step // 16) if step % 16 == 0 else padded(base + step * j)
+
+
 def cos16(k: int) -> float:
     """The .cu's cos16 table walk (cos(2πk/16) from 5 literals and two symmetries)."""
     a = 16 - (k & 15) if (k & 15) > 8 else (k & 15)
@@ -94,13 +99,17 @@ def emulate_pass(x: np.ndarray, radix: int, s: int, threads: int, dtype=np.compl
         span = R // rho
         beta = np.arange(points // rho)  # tid + THREADS·v over all threads and v < 16/RHO
         c, b = beta // span, beta % span
-        reads = c[:, None] * stride + padded(b[:, None] + np.arange(rho) * span)
+        reads = c[:, None] * stride + padded_step(b[:, None], span, np.arange(rho))
+        assert (reads == c[:, None] * stride + padded(b[:, None] + np.arange(rho) * span)).all()
         a = register_dft(data[:, reads])
         qq, pp = b % st, b // st
         j = np.arange(rho)
         if st * rho != R:
             a = a * tw[(pp[:, None] * j * st)]
-        writes = c[:, None] * stride + padded(qq[:, None] + st * j + st * rho * pp[:, None])
+        at = (padded(16 * pp[:, None]) + j if (st == 1 and rho == 16)
+              else padded_step(qq[:, None] + st * rho * pp[:, None], st, j))
+        writes = c[:, None] * stride + at
+        assert (writes == c[:, None] * stride + padded(qq[:, None] + st * j + st * rho * pp[:, None])).all()
         assert len(set(writes.reshape(-1).tolist())) == points  # no two butterflies write one slot
         data[:, writes] = a
         st *= rho

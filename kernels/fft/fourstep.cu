@@ -46,15 +46,27 @@ template <int R> struct Layout {
 
 static __device__ __forceinline__ int padded(int r) { return r + (r >> 4); }
 
+// padded(base + STEP·j) for the j of an unrolled loop: when STEP is a multiple of 16 the gaps
+// move by STEP/16 per step, so the address is padded(base) plus a constant (no shift per point).
+template <int STEP> static __device__ __forceinline__ int padded_step(int base, int j)
+{
+    if constexpr (STEP % 16 == 0)
+        return padded(base) + j * (STEP + STEP / 16);
+    else
+        return padded(base + STEP * j);
+}
+
 static __device__ __forceinline__ float2 cmul(float2 a, float2 b)
 {
     return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
 }
 
-static __device__ __forceinline__ float2 twiddle(unsigned num, unsigned len)
+// exp(-2πi·num/2^lg): the argument -2·num·2^-lg is exact (2·num < 2^24, times a power of two;
+// a multiply, not a division with its slow-path call).
+static __device__ __forceinline__ float2 twiddle(unsigned num, unsigned lg)
 {
     float sn, cs;
-    sincospif(-(float)(2u * num) / (float)len, &sn, &cs);  // exp(-2πi·num/len); 2·num < 2^24: exact
+    sincospif(-(float)(2u * num) * __int_as_float((int)(127u - lg) << 23), &sn, &cs);
     return make_float2(cs, sn);
 }
 
@@ -129,7 +141,7 @@ template <int R, int ST> static __device__ __forceinline__ void stages(float2* d
             const int beta = threadIdx.x + THREADS * v, c = beta / SPAN, b = beta % SPAN;
 #pragma unroll
             for (int j = 0; j < RHO; j++)
-                a[v][j] = data[c * Layout<R>::stride + padded(b + j * SPAN)];
+                a[v][j] = data[c * Layout<R>::stride + padded_step<SPAN>(b, j)];
         }
         __syncthreads();
 #pragma unroll
@@ -140,7 +152,9 @@ template <int R, int ST> static __device__ __forceinline__ void stages(float2* d
 #pragma unroll
             for (int j = 0; j < RHO; j++) {
                 const float2 y = (ST * RHO == R || j == 0) ? a[v][j] : cmul(a[v][j], tw[pp * j * ST]);
-                data[c * Layout<R>::stride + padded(qq + ST * j + ST * RHO * pp)] = y;
+                // ST = 1, RHO = 16: the 16 outputs sit in one gap-free run at padded(16·pp)
+                const int at = (ST == 1 && RHO == 16) ? padded(16 * pp) + j : padded_step<ST>(qq + ST * RHO * pp, j);
+                data[c * Layout<R>::stride + at] = y;
             }
         }
         __syncthreads();
@@ -170,7 +184,7 @@ static __device__ __forceinline__ void fourstep_pass(const float2* __restrict__ 
     const unsigned g0 = blockIdx.x * C;
 
     for (unsigned i = threadIdx.x; i < R; i += THREADS)
-        tw[i] = twiddle(i, R);
+        tw[i] = twiddle(i, log2u(R));
 
     // Load: point e of the block is column c = sg·Cw + (e mod Cw), r = (e / Cw) mod R, so that
     // consecutive threads read consecutive addresses (runs of Cw = min(C, H) points).
@@ -210,7 +224,7 @@ static __device__ __forceinline__ void fourstep_pass(const float2* __restrict__ 
             const unsigned h = g & (H - 1), q = h & ((unsigned)s - 1), p = h >> lgS;
             float2 y = data[c * Layout<R>::stride + padded(k)];
             if (m > 1)
-                y = cmul(y, twiddle(p * k, (unsigned)n >> lgS));  // exp(-2πi·p·k/(n/s)); p·k < n/s
+                y = cmul(y, twiddle(p * k, lgN - lgS));  // exp(-2πi·p·k/(n/s)); p·k < n/s
             out[((size_t)(g >> lgH) << lgN) + q + ((size_t)k << lgS) + ((size_t)p << (lgS + log2u(R)))] = y;
         }
     }
