@@ -1,5 +1,6 @@
 """fft: batched 1D forward FFT of complex FP32 signals (n a power of two); hand Stockham radix-2
-(naive -> shared memory) against cuFFT. Reference: cuFFT in complex128 (float64) on the same input.
+(naive -> shared memory) and the four-step passes (one or two sweeps over DRAM) against cuFFT.
+Reference: cuFFT in complex128 (float64) on the same input.
 
 Rate convention: 5·n·log2(n)·batch FLOP per transform (the usual radix-2 count, the one FFTW and
 cuFFT benchmarks use), whatever the algorithm really executes.
@@ -13,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from gpuprof.errors import EnvironmentProblem, UsageError
+from gpuprof.families import _keys
 from gpuprof.families._random import generator
 from gpuprof.gpu import cupy
 
@@ -84,10 +86,56 @@ def schedule(n: int, tile: int | None) -> list[Launch]:
     kinds = [("stage", 1 << j) for j in range(globals_)]
     if tile is not None:
         kinds.append(("tile", 1 << globals_))
-    count = len(kinds)
+    return [Launch(k, s, src, dst) for (k, s), (src, dst) in zip(kinds, ping_pong(len(kinds)))]
+
+
+def ping_pong(count: int) -> list[tuple[str, str]]:
+    """(src, dst) of `count` launches: the first reads in (never written), the last writes out, and
+    the others alternate between out and work so that no launch reads the buffer it writes."""
     dsts = ["out" if (count - 1 - j) % 2 == 0 else "work" for j in range(count)]
-    srcs = ["in", *dsts[:-1]]
-    return [Launch(k, s, src, dst) for (k, s), src, dst in zip(kinds, srcs, dsts)]
+    return list(zip(["in", *dsts[:-1]], dsts))
+
+
+# The four-step variant (options.plan = "passes", kernels/fft/fourstep.cu): these mirror the .cu's
+# POINTS and Layout<R>; the kernel traps if it gets less shared memory than its layout needs.
+FOURSTEP_POINTS = 16  # points per thread, so a block holds 16·THREADS points (TILE)
+
+
+@dataclass(frozen=True)
+class Pass:
+    radix: int  # R: the points of each column DFT this launch does
+    s: int  # the product of the earlier passes' radices (1 for the first)
+    src: str
+    dst: str
+
+
+def pass_radices(n: int, max_radix: int) -> list[int]:
+    """n = R1·R2·... with every R <= max_radix, as few passes as possible and their sizes as even
+    as possible (2^20 with 2048 -> 1024·1024; 2^17 -> 512·256): each pass is one DRAM sweep."""
+    bits, most = n.bit_length() - 1, max_radix.bit_length() - 1
+    count = max(1, -(-bits // most))
+    base, extra = divmod(bits, count)
+    return [1 << (base + 1)] * extra + [1 << base] * (count - extra)
+
+
+def passes(n: int, max_radix: int) -> list[Pass]:
+    radices = pass_radices(n, max_radix)
+    strides = [1]
+    for r in radices[:-1]:
+        strides.append(strides[-1] * r)
+    return [Pass(r, s, src, dst) for r, s, (src, dst) in zip(radices, strides, ping_pong(len(radices)))]
+
+
+def fourstep_columns(radix: int, threads: int) -> int:
+    return FOURSTEP_POINTS * threads // radix
+
+
+def fourstep_smem_bytes(radix: int, threads: int) -> int:
+    """Layout<R>::bytes: an R-entry twiddle table, then the block's columns, each R points with a
+    gap every 16 and (R >= 32) max(1, 16/columns) slots more."""
+    columns = fourstep_columns(radix, threads)
+    stride = radix + radix // 16 + (max(1, 16 // columns) if radix >= 32 else 0)
+    return 8 * (radix + columns * stride)
 
 
 def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: Any, size: dict[str, int],
@@ -96,9 +144,12 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
     x n complex64 buffer) is allocated here, outside the timing. The manifest says how:
     options.plan = "stages" (default): `kernel` is one global radix-2 stage, launched log2(n) times;
     "tile": `kernel` finishes sub-FFTs of up to TILE points in shared memory, after
-    extra_kernels[0] (a global stage) has split larger signals."""
+    extra_kernels[0] (a global stage) has split larger signals; "passes": one launch per radix of
+    pass_radices(n, MAX_RADIX), the kernel for radix R being the manifest's helper rR."""
     cp = cupy()
     n, batch = size["n"], size["batch"]
+    if variant.options.get("plan") == "passes":
+        return _plan_passes(variant, functions, inputs, out, size, ctx)
     tiled = variant.options.get("plan", "stages") == "tile"
     stage_name = variant.extra_kernels[0] if tiled else variant.kernel
     tile = variant.defines["TILE"] if tiled else None
@@ -119,6 +170,38 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
     def launch(stream: Any) -> None:
         for fn, grid, args in calls:
             fn(grid, ctx.block, args, stream=stream)
+
+    return launch
+
+
+def _plan_passes(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: Any, size: dict[str, int],
+                 ctx: Any):
+    """The four-step launches: pass i runs the radix-Ri kernel on C = 16·THREADS/Ri columns per
+    block, with the dynamic shared memory its layout needs (over 48 KB: each kernel's limit is
+    raised here, outside the timing)."""
+    cp = cupy()
+    n, batch = size["n"], size["batch"]
+    threads = ctx.block[0]
+    max_radix = variant.defines["MAX_RADIX"]
+    if max_radix & (max_radix - 1) or not 2 <= max_radix <= min(2048, FOURSTEP_POINTS * threads):
+        raise UsageError(f"fft {variant.name}: MAX_RADIX={max_radix} must be a power of two from 2 to "
+                         f"min(2048, 16·THREADS = {FOURSTEP_POINTS * threads})")
+    steps = passes(n, max_radix)
+    buffers = {"in": inputs["in"], "out": out}
+    if any("work" in (step.src, step.dst) for step in steps):
+        buffers["work"] = cp.empty_like(out)
+    calls = []
+    for step in steps:
+        fn = _keys.helper(variant, functions, f"r{step.radix}")
+        smem = fourstep_smem_bytes(step.radix, threads)
+        fn.max_dynamic_shared_size_bytes = smem
+        blocks = -(-(n // step.radix) * batch // fourstep_columns(step.radix, threads))
+        args = (buffers[step.src], buffers[step.dst], np.int32(n), np.int32(batch), np.int32(step.s))
+        calls.append((fn, (blocks,), args, smem))
+
+    def launch(stream: Any) -> None:
+        for fn, grid, args, smem in calls:
+            fn(grid, ctx.block, args, stream=stream, shared_mem=smem)
 
     return launch
 
