@@ -187,21 +187,28 @@ def _mapped(fn: Any, inputs: dict[str, Any], out: Any, size: dict[str, int], ctx
     return launch
 
 
+PAGE_FLOATS = 4096 // 4
+
+
 def _managed(fn: Any, inputs: dict[str, Any], out: Any, size: dict[str, int], ctx: Any):
     """a and b in managed memory, filled on the host here (the program's initialisation, not
     timed); each unit prefetches them to the GPU, adds, and copies c into the page-locked output.
-    The untimed reset prefetches a and b back to the host, so every sample moves them again."""
+    The untimed reset writes one float per 4 KiB page of a and b from the host, which migrates
+    every page back, so every sample moves them again. (Not a prefetch to cudaCpuDeviceId: CUDA 13
+    takes a location struct there, and CuPy's wrapper turned -1 into "invalid device ordinal" on
+    the H100.)"""
     import ctypes
 
     cp = cupy()
     rt = cp.cuda.runtime
     n = size["n"]
-    managed = []
+    managed, host_views = [], []
     for name in ("a", "b"):
         memory_ptr = cp.cuda.malloc_managed(4 * n)
         host_view = np.ctypeslib.as_array((ctypes.c_float * n).from_address(memory_ptr.ptr))
         host_view[...] = inputs[name]
         managed.append(cp.ndarray(n, dtype=cp.float32, memptr=memory_ptr))
+        host_views.append(host_view)
     m_a, m_b = managed
     page_lock(out)
     d_c = cp.empty(n, dtype=cp.float32)
@@ -215,8 +222,9 @@ def _managed(fn: Any, inputs: dict[str, Any], out: Any, size: dict[str, int], ct
         rt.memcpyAsync(out.ctypes.data, d_c.data.ptr, out.nbytes, rt.memcpyDeviceToHost, stream.ptr)
 
     def back_to_host(stream: Any) -> None:
-        for m in managed:
-            rt.memPrefetchAsync(m.data.ptr, m.nbytes, rt.cudaCpuDeviceId, stream.ptr)
+        stream.synchronize()
+        for view in host_views:
+            view[::PAGE_FLOATS] = view[::PAGE_FLOATS]  # a host write faults each page back to the host
 
     launch.untimed_reset = back_to_host  # launch_plan.UNTIMED_RESET
     return launch
