@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import tempfile
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from gpuprof.errors import InputError
 
@@ -20,6 +23,42 @@ SCHEMA_VERSION = 1
 OK, WRONG, FAULT, TIMEOUT, SKIPPED, IMPOSSIBLE = "ok", "wrong", "fault", "timeout", "skipped", "impossible"
 CHECK_STATUSES = (OK, WRONG, FAULT, TIMEOUT, SKIPPED, IMPOSSIBLE)
 FAILED_STATUSES = (WRONG, FAULT, TIMEOUT, IMPOSSIBLE)  # a run or suite with one of these exits 1
+
+
+class Samples(array):
+    """Per-sample floats as a compact float64 array (8 bytes each, not a 32-byte Python float in a
+    list): an 18k-row results file holds millions of them. Loaded files carry these, measured rows
+    plain lists; either compares equal to the list of the same values and writes as a JSON list."""
+
+    __slots__ = ()
+
+    def __new__(cls, values: Sequence[float] = ()) -> Self:
+        return super().__new__(cls, "d", values)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, array):
+            return array.__eq__(self, other)
+        if isinstance(other, (list, tuple)):
+            return self.tolist() == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the list it stands for
+
+    def __repr__(self) -> str:
+        return f"Samples({self.tolist()!r})"
+
+    def __reduce__(self) -> tuple:
+        return Samples, (self.tolist(),)
+
+    def __copy__(self) -> Samples:
+        return Samples(self)
+
+    def __deepcopy__(self, memo: dict) -> Samples:
+        return Samples(self)
+
+
+# Timing fields holding one float per sample: stored as Samples when a file is loaded.
+SAMPLE_FIELDS = ("samples_s", "sm_clock_mhz", "nvml_sm_clock_mhz")
 
 
 @dataclass
@@ -52,10 +91,10 @@ class Timing:
     """Raw samples of one variant at one size, how they were taken and why sampling stopped."""
 
     mode: str
-    samples_s: list[float]
+    samples_s: Sequence[float]  # a list when measured, Samples when loaded
     stop_reason: str
     summary: Summary | None
-    sm_clock_mhz: list[float] = field(default_factory=list)  # SM clock probed on the GPU after each batch
+    sm_clock_mhz: Sequence[float] = field(default_factory=list)  # SM clock probed on the GPU after each batch
     launches_per_sample: int = 1
     note: str = ""
     # Smallest change of the median this row can resolve against a twin run: sqrt(2) x the relative
@@ -63,7 +102,7 @@ class Timing:
     resolution: float | None = None
     # NVML, sampled around every batch (empty where NVML is unavailable): the SM clock it reported
     # and whether power, thermal or hardware slowdown capped the clocks, per kept sample.
-    nvml_sm_clock_mhz: list[float] = field(default_factory=list)
+    nvml_sm_clock_mhz: Sequence[float] = field(default_factory=list)
     throttled: list[bool] = field(default_factory=list)
     throttle_reasons: list[str] = field(default_factory=list)  # every capping reason seen, by NVML name
     discarded_throttled: int = 0  # samples thrown away and taken again (--discard-throttled)
@@ -116,7 +155,7 @@ class Results:
 
 def size_label(size: dict[str, int]) -> str:
     """'4096x4096x4096' for a matmul size; values in the family's dimension order."""
-    return "x".join(str(v) for v in size.values())
+    return "x".join(map(str, size.values()))
 
 
 def row_id(family: str, variant: str, size: dict[str, int]) -> str:
@@ -128,6 +167,11 @@ def to_dict(results: Results) -> dict[str, Any]:
     data = asdict(results)
     for row, out in zip(results.rows, data["rows"]):
         out["id"] = row.id
+        timing = out.get("timing")
+        if timing:
+            for key in SAMPLE_FIELDS:
+                if isinstance(timing.get(key), array):
+                    timing[key] = timing[key].tolist()
     return data
 
 
@@ -147,9 +191,10 @@ def from_dict(data: Any, path: str | Path | None = None) -> Results:
     data = _upgrade(data, version)
     try:
         rows = []
+        shared: dict[Any, Any] = {}  # equal small values of many rows, kept once (_row_from_dict)
         for index, raw in enumerate(data["rows"], 1):
             try:
-                rows.append(_row_from_dict(raw))
+                rows.append(_row_from_dict(raw, shared))
             except KeyError as exc:  # in the file's words, not Python's: "row 3: 'family' is missing"
                 raise ValueError(f"row {index}: {exc.args[0]!r} is missing") from None
         return Results(
@@ -179,12 +224,27 @@ def _number(value: Any, name: str, optional: bool = True) -> float | None:
     return value
 
 
-def _row_from_dict(r: dict[str, Any]) -> Row:
-    """One row, with every field's type checked: a foreign or hand-edited file fails here, not later."""
+def _shared(value: Any, shared: dict[Any, Any]) -> Any:
+    """One object for equal strings and {dimension: int} tables across rows (family names, statuses,
+    checked sizes): JSON gives every row its own copies, a few MB in an 18k-row file."""
+    if type(value) is str:
+        return shared.setdefault(value, value)
+    if type(value) is dict and len(value) <= 8 and all(type(v) is int for v in value.values()):
+        return shared.setdefault(tuple(value.items()), value)
+    return value
+
+
+def _row_from_dict(r: dict[str, Any], shared: dict[Any, Any] | None = None) -> Row:
+    """One row, with every field's type checked: a foreign or hand-edited file fails here, not later.
+    shared: equal strings and checked sizes of earlier rows, to reuse (_shared)."""
     if not isinstance(r, dict):
         raise ValueError(f"a row must be an object, not {r!r:.40}")
+    shared = {} if shared is None else shared
     where = str(r.get("id") or f"{r.get('family')}/{r.get('variant')}")
     check = CheckResult(**r["check"])
+    check.status = _shared(check.status, shared)
+    if type(check.sizes_checked) is list:
+        check.sizes_checked = [_shared(s, shared) for s in check.sizes_checked]
     if check.status not in CHECK_STATUSES:
         raise ValueError(f"{where}: unknown check status {check.status!r}")
     _number(check.max_rel_error, f"{where}: check.max_rel_error")
@@ -200,7 +260,11 @@ def _row_from_dict(r: dict[str, Any]) -> Row:
             for key, value in vars(summary).items():
                 _number(value, f"{where}: timing.summary.{key}", optional=False)
         timing = Timing(summary=summary, **t)
-        for samples in (timing.samples_s, timing.sm_clock_mhz, timing.nvml_sm_clock_mhz):
+        timing.mode, timing.stop_reason, timing.note = (_shared(v, shared) for v in (timing.mode, timing.stop_reason, timing.note))
+        for key in SAMPLE_FIELDS:
+            samples = getattr(timing, key)
+            if isinstance(samples, Samples):
+                continue  # _compact_samples made it from a list of numbers only
             # type() rather than _number() per sample: an 18k-row file holds millions of them
             if not isinstance(samples, list) or any(type(s) not in (float, int) for s in samples):
                 _number(next((s for s in samples if type(s) not in (float, int)), samples),
@@ -218,7 +282,7 @@ def _row_from_dict(r: dict[str, Any]) -> Row:
         raise ValueError(f"{where}: size must be a table like {{\"n\": 1024}}")
     size = {str(k): int(v) for k, v in r["size"].items()}
     return Row(
-        family=str(r["family"]),
+        family=_shared(str(r["family"]), shared),
         variant=str(r["variant"]),
         size=size,
         vendor=r["vendor"],
@@ -226,10 +290,10 @@ def _row_from_dict(r: dict[str, Any]) -> Row:
         timing=timing,
         flop=_number(r.get("flop"), f"{where}: flop"),
         bytes=_number(r.get("bytes"), f"{where}: bytes"),
-        technique=str(r.get("technique", "")),
+        technique=_shared(str(r.get("technique", "")), shared),
         defines={str(k): int(v) for k, v in (r.get("defines") or {}).items()},
-        precision=str(r.get("precision", "fp32")),
-        flop_count=str(r.get("flop_count", "executed")),
+        precision=_shared(str(r.get("precision", "fp32")), shared),
+        flop_count=_shared(str(r.get("flop_count", "executed")), shared),
         derived=dict(r["derived"]) if isinstance(r.get("derived"), dict) else None,
         ncu=r.get("ncu"),
         sanitizer=r.get("sanitizer"),
@@ -249,15 +313,19 @@ def _umask() -> int:
     return mask
 
 
-def atomic_write_text(path: Path, text: str) -> Path:
-    """A temporary file in the same directory, fsync, then rename over the target."""
+def atomic_write_text(path: Path, text: str | Iterable[str]) -> Path:
+    """A temporary file in the same directory, fsync, then rename over the target. text may come in
+    pieces (a large report need not be joined into one string first)."""
     if not path.parent.is_dir():
         raise InputError(f"cannot write {path}: directory {path.parent} does not exist")
     tmp: str | None = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, "w") as handle:
-            handle.write(text)
+            if isinstance(text, str):
+                handle.write(text)
+            else:
+                handle.writelines(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; results are ordinary files
@@ -275,8 +343,45 @@ def load(path: str | Path) -> Results:
 
     path = Path(path)
     text = read_text(path)
+    # Parsing makes hundreds of thousands of containers that all survive and form no cycles: the
+    # cyclic collector would only re-walk them again and again (a fifth of an 18k-row load).
+    collecting = gc.isenabled()
+    gc.disable()
     try:
-        data = json.loads(text)
+        # The hook packs each timing's samples as soon as it is parsed, so a file's millions of
+        # floats never all live as Python objects at once (an 18k-row file: ~145 MB -> ~75 MB).
+        data = json.loads(text, object_hook=_compact_samples)
+        del text  # 47 MB for an 18k-row file: not kept while the rows are built
+        if isinstance(data, dict) and isinstance(data.get("rows"), list):
+            data["rows"] = _handed_over(data["rows"])
+        return from_dict(data, path)
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
-    return from_dict(data, path)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _handed_over(rows: list[Any]) -> Iterator[Any]:
+    """The parsed rows one by one, each dropped from the list once handed over: its dicts are freed
+    as soon as from_dict has made its Row, not after the last row (load owns the parsed data)."""
+    for index in range(len(rows)):
+        raw, rows[index] = rows[index], None
+        yield raw
+
+
+_NUMBER_TYPES = {float, int}
+
+
+def _compact_samples(obj: dict[str, Any]) -> dict[str, Any]:
+    """json object_hook: a timing object's per-sample lists of plain numbers become Samples; anything
+    else (a string, a bool among them) stays a list for _row_from_dict to reject with its message."""
+    if "samples_s" in obj and "mode" in obj:
+        for key in SAMPLE_FIELDS:
+            values = obj.get(key)
+            if type(values) is list and set(map(type, values)) <= _NUMBER_TYPES:
+                try:
+                    obj[key] = Samples(values)
+                except OverflowError:  # an integer beyond float: left for the row check
+                    pass
+    return obj
