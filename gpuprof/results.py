@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 import json
 import os
@@ -194,7 +195,7 @@ def from_dict(data: Any, path: str | Path | None = None) -> Results:
         shared: dict[Any, Any] = {}  # equal small values of many rows, kept once (_row_from_dict)
         for index, raw in enumerate(data["rows"], 1):
             try:
-                rows.append(_row_from_dict(raw, shared))
+                rows.append(raw if isinstance(raw, Row) else _row_from_dict(raw, shared))  # Row: made by load
             except KeyError as exc:  # in the file's words, not Python's: "row 3: 'family' is missing"
                 raise ValueError(f"row {index}: {exc.args[0]!r} is missing") from None
         return Results(
@@ -212,7 +213,8 @@ def from_dict(data: Any, path: str | Path | None = None) -> Results:
 
 
 def _upgrade(data: dict[str, Any], version: int) -> dict[str, Any]:
-    # Each older version gets an _upgrade_vN_to_vN+1 step here; version 1 is the first.
+    # Each older version gets an _upgrade_vN_to_vN+1 step here; version 1 is the first. A step works
+    # on row dicts: load's parse hook (_parsed_object) must then leave an older file's rows as dicts.
     return data
 
 
@@ -232,6 +234,10 @@ def _shared(value: Any, shared: dict[Any, Any]) -> Any:
     if type(value) is dict and len(value) <= 8 and all(type(v) is int for v in value.values()):
         return shared.setdefault(tuple(value.items()), value)
     return value
+
+
+def _shared_text(text: str, shared: dict[Any, Any]) -> str:
+    return shared.setdefault(text, text)
 
 
 def _row_from_dict(r: dict[str, Any], shared: dict[Any, Any] | None = None) -> Row:
@@ -256,11 +262,12 @@ def _row_from_dict(r: dict[str, Any], shared: dict[Any, Any] | None = None) -> R
         t = dict(r["timing"])
         raw_summary = t.pop("summary", None)
         summary = Summary(**raw_summary) if raw_summary else None
-        if summary is not None:
-            for key, value in vars(summary).items():
+        if summary is not None and not set(map(type, vars(summary).values())) <= _NUMBER_TYPES:
+            for key, value in vars(summary).items():  # slow path, for its message
                 _number(value, f"{where}: timing.summary.{key}", optional=False)
         timing = Timing(summary=summary, **t)
-        timing.mode, timing.stop_reason, timing.note = (_shared(v, shared) for v in (timing.mode, timing.stop_reason, timing.note))
+        timing.mode, timing.stop_reason, timing.note = (
+            _shared(timing.mode, shared), _shared(timing.stop_reason, shared), _shared(timing.note, shared))
         for key in SAMPLE_FIELDS:
             samples = getattr(timing, key)
             if isinstance(samples, Samples):
@@ -282,7 +289,7 @@ def _row_from_dict(r: dict[str, Any], shared: dict[Any, Any] | None = None) -> R
         raise ValueError(f"{where}: size must be a table like {{\"n\": 1024}}")
     size = {str(k): int(v) for k, v in r["size"].items()}
     return Row(
-        family=_shared(str(r["family"]), shared),
+        family=_shared_text(str(r["family"]), shared),
         variant=str(r["variant"]),
         size=size,
         vendor=r["vendor"],
@@ -290,10 +297,10 @@ def _row_from_dict(r: dict[str, Any], shared: dict[Any, Any] | None = None) -> R
         timing=timing,
         flop=_number(r.get("flop"), f"{where}: flop"),
         bytes=_number(r.get("bytes"), f"{where}: bytes"),
-        technique=_shared(str(r.get("technique", "")), shared),
+        technique=_shared_text(str(r.get("technique", "")), shared),
         defines={str(k): int(v) for k, v in (r.get("defines") or {}).items()},
-        precision=_shared(str(r.get("precision", "fp32")), shared),
-        flop_count=_shared(str(r.get("flop_count", "executed")), shared),
+        precision=_shared_text(str(r.get("precision", "fp32")), shared),
+        flop_count=_shared_text(str(r.get("flop_count", "executed")), shared),
         derived=dict(r["derived"]) if isinstance(r.get("derived"), dict) else None,
         ncu=r.get("ncu"),
         sanitizer=r.get("sanitizer"),
@@ -304,7 +311,30 @@ def _row_from_dict(r: dict[str, Any], shared: dict[Any, Any] | None = None) -> R
 
 def save(results: Results, path: str | Path) -> Path:
     """Write the results file atomically (an interrupted run never leaves a broken file)."""
-    return atomic_write_text(Path(path), json.dumps(to_dict(results), indent=1, allow_nan=True))
+    return atomic_write_text(Path(path), json_parts(results))
+
+
+def json_parts(results: Results) -> Iterator[str]:
+    """The results file's text in pieces: indented, one row per line. json indents through its
+    Python encoder, which took 7 s for an 18k-row file and put every sample on a line of its own
+    (67 MB where one line per row is 47 MB); rows go through its C encoder."""
+    return json_lines(to_dict(results), "rows")
+
+
+def json_lines(data: dict[str, Any], listed: str, ensure_ascii: bool = True) -> Iterator[str]:
+    """`data` as indented JSON, except that each item of the list data[listed] is one compact line."""
+    slot = f"\x00{listed}\x00"  # a JSON string no caller's text can hold
+    head, tail = json.dumps({**data, listed: slot}, indent=1, allow_nan=True, ensure_ascii=ensure_ascii).split(
+        json.dumps(slot), 1)
+    yield head
+    items = data[listed]
+    if not items:
+        yield "[]"
+    for index, item in enumerate(items):
+        yield ("[\n  " if index == 0 else ",\n  ") + json.dumps(item, allow_nan=True, ensure_ascii=ensure_ascii)
+    if items:
+        yield "\n ]"
+    yield tail
 
 
 def _umask() -> int:
@@ -350,7 +380,7 @@ def load(path: str | Path) -> Results:
     try:
         # The hook packs each timing's samples as soon as it is parsed, so a file's millions of
         # floats never all live as Python objects at once (an 18k-row file: ~145 MB -> ~75 MB).
-        data = json.loads(text, object_hook=_compact_samples)
+        data = json.loads(text, object_hook=functools.partial(_parsed_object, shared={}))
         del text  # 47 MB for an 18k-row file: not kept while the rows are built
         if isinstance(data, dict) and isinstance(data.get("rows"), list):
             data["rows"] = _handed_over(data["rows"])
@@ -373,9 +403,23 @@ def _handed_over(rows: list[Any]) -> Iterator[Any]:
 _NUMBER_TYPES = {float, int}
 
 
+def _parsed_object(obj: dict[str, Any], shared: dict[Any, Any]) -> Any:
+    """json object_hook: each row becomes its Row as soon as it is parsed, so the file's row dicts
+    never all live at once (with them, a second 18k-row file went over 300 MB); a row that does
+    not check out stays a dict, for from_dict to refuse with its row number."""
+    if "samples_s" in obj and "mode" in obj:
+        return _compact_samples(obj)
+    if "family" in obj and "check" in obj and "vendor" in obj:
+        try:
+            return _row_from_dict(obj, shared)
+        except (KeyError, TypeError, ValueError):
+            return obj
+    return obj
+
+
 def _compact_samples(obj: dict[str, Any]) -> dict[str, Any]:
-    """json object_hook: a timing object's per-sample lists of plain numbers become Samples; anything
-    else (a string, a bool among them) stays a list for _row_from_dict to reject with its message."""
+    """A timing object's per-sample lists of plain numbers become Samples; anything else (a string,
+    a bool among them) stays a list for _row_from_dict to reject with its message."""
     if "samples_s" in obj and "mode" in obj:
         for key in SAMPLE_FIELDS:
             values = obj.get(key)

@@ -173,3 +173,51 @@ def test_the_error_line_names_the_first_failing_rows_and_counts_the_rest():
     assert f"vecadd/v{MESSAGE_ROWS - 1:03d}/1" in line and f"vecadd/v{MESSAGE_ROWS:03d}/1" not in line
     assert line.endswith("and 7 more (the table, --json and --markdown list them all)")
     assert _gate_message(failures[:2], 0).count("SLOWER") == 2
+
+
+# ---------------------------------------------------------------- the results file as written and read
+
+
+def test_the_results_file_has_one_row_per_line_and_the_same_json(tmp_path):
+    base, _ = _pair_of_runs(rows=4)
+    base.rows[1].technique = "tiles of 32×32 · “quoted”"  # non-ASCII, escaped as before
+    path = results_io.save(base, tmp_path / "r.json")
+    text = path.read_text()
+    assert text.isascii()
+    assert json.loads(text) == json.loads(json.dumps(results_io.to_dict(base), indent=1))
+    assert sum(line.startswith('  {"family": ') for line in text.splitlines()) == 4
+    assert results_io.load(path) == base
+    assert "".join(results_io.json_parts(base)) == text
+    empty = results_io.save(Results({"gpu_name": "x"}, []), tmp_path / "empty.json")
+    assert json.loads(empty.read_text())["rows"] == [] and results_io.load(empty).rows == []
+
+
+def test_a_bad_row_is_still_named_by_its_number(tmp_path):
+    """load makes each row while parsing; a row that does not check out stays a dict until from_dict
+    refuses it with the same message as before."""
+    data = results_io.to_dict(_pair_of_runs(rows=3)[0])
+    del data["rows"][1]["variant"]
+    data["rows"][2]["vendor"] = "no"
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"malformed results file: row 2: 'variant' is missing"):
+        results_io.load(path)
+    data["rows"][1]["variant"] = "v001"
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError, match="malformed results file: vecadd/v002/1048576: vendor must be true or false"):
+        results_io.load(path)
+
+
+def test_the_compare_command_turns_the_collector_back_on(tmp_path):
+    from typer.testing import CliRunner
+
+    import gpuprof.cli.compare  # noqa: F401  (registers the command)
+    from gpuprof.cli._app import app
+
+    base, new = _pair_of_runs(rows=3)
+    paths = [str(results_io.save(r, tmp_path / f"{name}.json")) for name, r in (("base", base), ("new", new))]
+    assert gc.isenabled()
+    result = CliRunner().invoke(app, ["compare", *paths, "--json", str(tmp_path / "report.json")])
+    assert result.exit_code in (0, 1), result.output
+    assert gc.isenabled()
+    assert len(json.loads((tmp_path / "report.json").read_text())["verdicts"]) == 3
