@@ -323,7 +323,7 @@ def json_parts(results: Results) -> Iterator[str]:
 
 def json_lines(data: dict[str, Any], listed: str, ensure_ascii: bool = True) -> Iterator[str]:
     """`data` as indented JSON, except that each item of the list data[listed] is one compact line."""
-    slot = f"\x00{listed}\x00"  # a JSON string no caller's text can hold
+    slot = f"\x00{listed}\x00"  # stands in for the list; no path, argv or message holds a NUL
     head, tail = json.dumps({**data, listed: slot}, indent=1, allow_nan=True, ensure_ascii=ensure_ascii).split(
         json.dumps(slot), 1)
     yield head
@@ -378,26 +378,17 @@ def load(path: str | Path) -> Results:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        # The hook packs each timing's samples as soon as it is parsed, so a file's millions of
-        # floats never all live as Python objects at once (an 18k-row file: ~145 MB -> ~75 MB).
+        # The hook packs each timing's samples and makes each row's Row as soon as they are parsed,
+        # so a file's millions of floats and its row dicts never all live at once (an 18k-row
+        # file: ~145 MB of parsed JSON -> ~50 MB of Rows).
         data = json.loads(text, object_hook=functools.partial(_parsed_object, shared={}))
-        del text  # 47 MB for an 18k-row file: not kept while the rows are built
-        if isinstance(data, dict) and isinstance(data.get("rows"), list):
-            data["rows"] = _handed_over(data["rows"])
+        del text  # 47 MB for an 18k-row file: not kept while from_dict checks the rest
         return from_dict(data, path)
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     finally:
         if collecting:
             gc.enable()
-
-
-def _handed_over(rows: list[Any]) -> Iterator[Any]:
-    """The parsed rows one by one, each dropped from the list once handed over: its dicts are freed
-    as soon as from_dict has made its Row, not after the last row (load owns the parsed data)."""
-    for index in range(len(rows)):
-        raw, rows[index] = rows[index], None
-        yield raw
 
 
 _NUMBER_TYPES = {float, int}
