@@ -10,12 +10,19 @@ recorded row's shape, then runs the CLI in a child process and reads its peak RS
 wall and CPU seconds, peak MB, exit code, and the 1-minute load average (CPU seconds matter on a
 shared machine, where wall time includes waiting for a core).
 
-Recorded on a shared 2-core CPU machine (18000 rows x 60 samples, 47 MB per file):
-  before (per-row scipy calls, per-sample type checks, full terminal table): wall 223 s, peak 449 MB
-  then: wall 18.8 s, CPU 11.4 s, peak 449 MB; again at load 1.0: wall 13.4 s, CPU 13.3 s, 469 MB
-  after (samples packed as float64 arrays while parsing, each row a Row as soon as parsed, each
-  row's statistics computed once, report written in pieces): see docs/ci-gate.md and the numbers
-  in the commit that added --as-written.
+Recorded on a shared 2-core CPU machine (18000 rows x 60 samples), CPU seconds inflate with the
+load average of the machine (other jobs on the same two cores):
+  earlier: per-row scipy calls, full terminal table: wall 223 s, peak 449 MB; then wall 18.8 s,
+  CPU 11.4 s, peak 449 MB; again at load 1.0: wall 13.4 s, CPU 13.3 s, peak 469 MB.
+  before/after samples packed as float64 arrays while parsing, each row a Row as soon as it is
+  parsed, each row's statistics computed once, the report written in pieces, rows one per line:
+    default (47 MB files)        before: wall 37.8 s, CPU 21.3 s, 469 MB (load 5.0)
+                                 after:  wall 15.4 s, CPU  9.6 s, 281 MB (load 5.1)
+    --as-written (67 -> 51 MB)   before: wall 42.5 s, CPU 21.1 s, 624 MB (load 8.1)
+                                 after:  wall 17.0 s, CPU  8.4 s, 285 MB (load 10.2)
+  In-process (gpuprof-written files, load 7-9): imports 1.1-1.8 s, each load 1.6-2.6 s, compare
+  1.2-1.6 s, JSON 0.3 s, table 0.25 s of CPU: 6.1-9.0 s in all. The machine was never idle
+  during these runs, so the wall time on an idle one (about the CPU time) is not recorded here.
 """
 
 from __future__ import annotations
