@@ -43,6 +43,10 @@ class Samples(array):
             return self.tolist() == list(other)
         return NotImplemented
 
+    def __ne__(self, other: object) -> bool:  # array's own __ne__ knows no lists
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
     __hash__ = None  # type: ignore[assignment]  # mutable, like the list it stands for
 
     def __repr__(self) -> str:

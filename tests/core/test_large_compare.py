@@ -97,6 +97,8 @@ def test_loaded_samples_are_compact_and_equal_to_the_measured_lists(tmp_path):
     timing = loaded.rows[0].timing
     assert isinstance(timing.samples_s, Samples) and isinstance(timing.sm_clock_mhz, Samples)
     assert timing.samples_s == base.rows[0].timing.samples_s and base.rows[0].timing.samples_s == timing.samples_s
+    assert not timing.samples_s != base.rows[0].timing.samples_s and not base.rows[0].timing.samples_s != timing.samples_s
+    assert timing.samples_s != [1.0] and [1.0] != timing.samples_s and Samples([1.0]) == (1.0,)
     assert loaded == base
     assert copy.deepcopy(timing.samples_s) == timing.samples_s and type(copy.deepcopy(timing.samples_s)) is Samples
     assert pickle.loads(pickle.dumps(timing)) == timing
