@@ -16,13 +16,11 @@ load average of the machine (other jobs on the same two cores):
   CPU 11.4 s, peak 449 MB; again at load 1.0: wall 13.4 s, CPU 13.3 s, peak 469 MB.
   before/after samples packed as float64 arrays while parsing, each row a Row as soon as it is
   parsed, each row's statistics computed once, the report written in pieces, rows one per line:
-    default (47 MB files)        before: wall 37.8 s, CPU 21.3 s, 469 MB (load 5.0)
-                                 after:  wall 15.4 s, CPU  9.6 s, 281 MB (load 5.1)
+    default (47 MB files)        before: wall 15.5 s, CPU 15.7 s, 469 MB (load 1.1)
+                                 after:  wall  6.4 s, CPU  6.5 s, 281 MB (load 1.4)
     --as-written (67 -> 51 MB)   before: wall 42.5 s, CPU 21.1 s, 624 MB (load 8.1)
-                                 after:  wall 17.0 s, CPU  8.4 s, 285 MB (load 10.2)
-  In-process (gpuprof-written files, load 7-9): imports 1.1-1.8 s, each load 1.6-2.6 s, compare
-  1.2-1.6 s, JSON 0.3 s, table 0.25 s of CPU: 6.1-9.0 s in all. The machine was never idle
-  during these runs, so the wall time on an idle one (about the CPU time) is not recorded here.
+                                 after:  wall  7.5 s, CPU  7.6 s, 285 MB (load 1.2)
+  On the busy machine (load 5-10) the same "after" runs took 15-17 s of wall and 8.4-9.6 s of CPU.
 """
 
 from __future__ import annotations
