@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import functools
+import gc
 import json
 import os
 import tempfile
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from gpuprof.errors import InputError
 
@@ -20,6 +24,46 @@ SCHEMA_VERSION = 1
 OK, WRONG, FAULT, TIMEOUT, SKIPPED, IMPOSSIBLE = "ok", "wrong", "fault", "timeout", "skipped", "impossible"
 CHECK_STATUSES = (OK, WRONG, FAULT, TIMEOUT, SKIPPED, IMPOSSIBLE)
 FAILED_STATUSES = (WRONG, FAULT, TIMEOUT, IMPOSSIBLE)  # a run or suite with one of these exits 1
+
+
+class Samples(array):
+    """Per-sample floats as a compact float64 array (8 bytes each, not a 32-byte Python float in a
+    list): an 18k-row results file holds millions of them. Loaded files carry these, measured rows
+    plain lists; either compares equal to the list of the same values and writes as a JSON list."""
+
+    __slots__ = ()
+
+    def __new__(cls, values: Sequence[float] = ()) -> Self:
+        return super().__new__(cls, "d", values)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, array):
+            return array.__eq__(self, other)
+        if isinstance(other, (list, tuple)):
+            return self.tolist() == list(other)
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:  # array's own __ne__ knows no lists
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the list it stands for
+
+    def __repr__(self) -> str:
+        return f"Samples({self.tolist()!r})"
+
+    def __reduce__(self) -> tuple:
+        return Samples, (self.tolist(),)
+
+    def __copy__(self) -> Samples:
+        return Samples(self)
+
+    def __deepcopy__(self, memo: dict) -> Samples:
+        return Samples(self)
+
+
+# Timing fields holding one float per sample: stored as Samples when a file is loaded.
+SAMPLE_FIELDS = ("samples_s", "sm_clock_mhz", "nvml_sm_clock_mhz")
 
 
 @dataclass
@@ -52,10 +96,10 @@ class Timing:
     """Raw samples of one variant at one size, how they were taken and why sampling stopped."""
 
     mode: str
-    samples_s: list[float]
+    samples_s: Sequence[float]  # a list when measured, Samples when loaded
     stop_reason: str
     summary: Summary | None
-    sm_clock_mhz: list[float] = field(default_factory=list)  # SM clock probed on the GPU after each batch
+    sm_clock_mhz: Sequence[float] = field(default_factory=list)  # SM clock probed on the GPU after each batch
     launches_per_sample: int = 1
     note: str = ""
     # Smallest change of the median this row can resolve against a twin run: sqrt(2) x the relative
@@ -63,7 +107,7 @@ class Timing:
     resolution: float | None = None
     # NVML, sampled around every batch (empty where NVML is unavailable): the SM clock it reported
     # and whether power, thermal or hardware slowdown capped the clocks, per kept sample.
-    nvml_sm_clock_mhz: list[float] = field(default_factory=list)
+    nvml_sm_clock_mhz: Sequence[float] = field(default_factory=list)
     throttled: list[bool] = field(default_factory=list)
     throttle_reasons: list[str] = field(default_factory=list)  # every capping reason seen, by NVML name
     discarded_throttled: int = 0  # samples thrown away and taken again (--discard-throttled)
@@ -116,7 +160,7 @@ class Results:
 
 def size_label(size: dict[str, int]) -> str:
     """'4096x4096x4096' for a matmul size; values in the family's dimension order."""
-    return "x".join(str(v) for v in size.values())
+    return "x".join(map(str, size.values()))
 
 
 def row_id(family: str, variant: str, size: dict[str, int]) -> str:
@@ -128,6 +172,11 @@ def to_dict(results: Results) -> dict[str, Any]:
     data = asdict(results)
     for row, out in zip(results.rows, data["rows"]):
         out["id"] = row.id
+        timing = out.get("timing")
+        if timing:
+            for key in SAMPLE_FIELDS:
+                if isinstance(timing.get(key), array):
+                    timing[key] = timing[key].tolist()
     return data
 
 
@@ -147,9 +196,10 @@ def from_dict(data: Any, path: str | Path | None = None) -> Results:
     data = _upgrade(data, version)
     try:
         rows = []
+        shared: dict[Any, Any] = {}  # equal small values of many rows, kept once (_row_from_dict)
         for index, raw in enumerate(data["rows"], 1):
             try:
-                rows.append(_row_from_dict(raw))
+                rows.append(raw if isinstance(raw, Row) else _row_from_dict(raw, shared))  # Row: made by load
             except KeyError as exc:  # in the file's words, not Python's: "row 3: 'family' is missing"
                 raise ValueError(f"row {index}: {exc.args[0]!r} is missing") from None
         return Results(
@@ -167,7 +217,8 @@ def from_dict(data: Any, path: str | Path | None = None) -> Results:
 
 
 def _upgrade(data: dict[str, Any], version: int) -> dict[str, Any]:
-    # Each older version gets an _upgrade_vN_to_vN+1 step here; version 1 is the first.
+    # Each older version gets an _upgrade_vN_to_vN+1 step here; version 1 is the first. A step works
+    # on row dicts: load's parse hook (_parsed_object) must then leave an older file's rows as dicts.
     return data
 
 
@@ -179,12 +230,31 @@ def _number(value: Any, name: str, optional: bool = True) -> float | None:
     return value
 
 
-def _row_from_dict(r: dict[str, Any]) -> Row:
-    """One row, with every field's type checked: a foreign or hand-edited file fails here, not later."""
+def _shared(value: Any, shared: dict[Any, Any]) -> Any:
+    """One object for equal strings and {dimension: int} tables across rows (family names, statuses,
+    checked sizes): JSON gives every row its own copies, a few MB in an 18k-row file."""
+    if type(value) is str:
+        return shared.setdefault(value, value)
+    if type(value) is dict and len(value) <= 8 and all(type(v) is int for v in value.values()):
+        return shared.setdefault(tuple(value.items()), value)
+    return value
+
+
+def _shared_text(text: str, shared: dict[Any, Any]) -> str:
+    return shared.setdefault(text, text)
+
+
+def _row_from_dict(r: dict[str, Any], shared: dict[Any, Any] | None = None) -> Row:
+    """One row, with every field's type checked: a foreign or hand-edited file fails here, not later.
+    shared: equal strings and checked sizes of earlier rows, to reuse (_shared)."""
     if not isinstance(r, dict):
         raise ValueError(f"a row must be an object, not {r!r:.40}")
+    shared = {} if shared is None else shared
     where = str(r.get("id") or f"{r.get('family')}/{r.get('variant')}")
     check = CheckResult(**r["check"])
+    check.status = _shared(check.status, shared)
+    if type(check.sizes_checked) is list:
+        check.sizes_checked = [_shared(s, shared) for s in check.sizes_checked]
     if check.status not in CHECK_STATUSES:
         raise ValueError(f"{where}: unknown check status {check.status!r}")
     _number(check.max_rel_error, f"{where}: check.max_rel_error")
@@ -196,11 +266,16 @@ def _row_from_dict(r: dict[str, Any]) -> Row:
         t = dict(r["timing"])
         raw_summary = t.pop("summary", None)
         summary = Summary(**raw_summary) if raw_summary else None
-        if summary is not None:
-            for key, value in vars(summary).items():
+        if summary is not None and not set(map(type, vars(summary).values())) <= _NUMBER_TYPES:
+            for key, value in vars(summary).items():  # slow path, for its message
                 _number(value, f"{where}: timing.summary.{key}", optional=False)
         timing = Timing(summary=summary, **t)
-        for samples in (timing.samples_s, timing.sm_clock_mhz, timing.nvml_sm_clock_mhz):
+        timing.mode, timing.stop_reason, timing.note = (
+            _shared(timing.mode, shared), _shared(timing.stop_reason, shared), _shared(timing.note, shared))
+        for key in SAMPLE_FIELDS:
+            samples = getattr(timing, key)
+            if isinstance(samples, Samples):
+                continue  # _compact_samples made it from a list of numbers only
             # type() rather than _number() per sample: an 18k-row file holds millions of them
             if not isinstance(samples, list) or any(type(s) not in (float, int) for s in samples):
                 _number(next((s for s in samples if type(s) not in (float, int)), samples),
@@ -218,7 +293,7 @@ def _row_from_dict(r: dict[str, Any]) -> Row:
         raise ValueError(f"{where}: size must be a table like {{\"n\": 1024}}")
     size = {str(k): int(v) for k, v in r["size"].items()}
     return Row(
-        family=str(r["family"]),
+        family=_shared_text(str(r["family"]), shared),
         variant=str(r["variant"]),
         size=size,
         vendor=r["vendor"],
@@ -226,10 +301,10 @@ def _row_from_dict(r: dict[str, Any]) -> Row:
         timing=timing,
         flop=_number(r.get("flop"), f"{where}: flop"),
         bytes=_number(r.get("bytes"), f"{where}: bytes"),
-        technique=str(r.get("technique", "")),
+        technique=_shared_text(str(r.get("technique", "")), shared),
         defines={str(k): int(v) for k, v in (r.get("defines") or {}).items()},
-        precision=str(r.get("precision", "fp32")),
-        flop_count=str(r.get("flop_count", "executed")),
+        precision=_shared_text(str(r.get("precision", "fp32")), shared),
+        flop_count=_shared_text(str(r.get("flop_count", "executed")), shared),
         derived=dict(r["derived"]) if isinstance(r.get("derived"), dict) else None,
         ncu=r.get("ncu"),
         sanitizer=r.get("sanitizer"),
@@ -240,7 +315,30 @@ def _row_from_dict(r: dict[str, Any]) -> Row:
 
 def save(results: Results, path: str | Path) -> Path:
     """Write the results file atomically (an interrupted run never leaves a broken file)."""
-    return atomic_write_text(Path(path), json.dumps(to_dict(results), indent=1, allow_nan=True))
+    return atomic_write_text(Path(path), json_parts(results))
+
+
+def json_parts(results: Results) -> Iterator[str]:
+    """The results file's text in pieces: indented, one row per line. json indents through its
+    Python encoder, which took 7 s for an 18k-row file and put every sample on a line of its own
+    (67 MB where one line per row is 47 MB); rows go through its C encoder."""
+    return json_lines(to_dict(results), "rows")
+
+
+def json_lines(data: dict[str, Any], listed: str, ensure_ascii: bool = True) -> Iterator[str]:
+    """`data` as indented JSON, except that each item of the list data[listed] is one compact line."""
+    slot = f"\x00{listed}\x00"  # stands in for the list; no path, argv or message holds a NUL
+    head, tail = json.dumps({**data, listed: slot}, indent=1, allow_nan=True, ensure_ascii=ensure_ascii).split(
+        json.dumps(slot), 1)
+    yield head
+    items = data[listed]
+    if not items:
+        yield "[]"
+    for index, item in enumerate(items):
+        yield ("[\n  " if index == 0 else ",\n  ") + json.dumps(item, allow_nan=True, ensure_ascii=ensure_ascii)
+    if items:
+        yield "\n ]"
+    yield tail
 
 
 def _umask() -> int:
@@ -249,15 +347,19 @@ def _umask() -> int:
     return mask
 
 
-def atomic_write_text(path: Path, text: str) -> Path:
-    """A temporary file in the same directory, fsync, then rename over the target."""
+def atomic_write_text(path: Path, text: str | Iterable[str]) -> Path:
+    """A temporary file in the same directory, fsync, then rename over the target. text may come in
+    pieces (a large report need not be joined into one string first)."""
     if not path.parent.is_dir():
         raise InputError(f"cannot write {path}: directory {path.parent} does not exist")
     tmp: str | None = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, "w") as handle:
-            handle.write(text)
+            if isinstance(text, str):
+                handle.write(text)
+            else:
+                handle.writelines(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; results are ordinary files
@@ -275,8 +377,50 @@ def load(path: str | Path) -> Results:
 
     path = Path(path)
     text = read_text(path)
+    # Parsing makes hundreds of thousands of containers that all survive and form no cycles: the
+    # cyclic collector would only re-walk them again and again (a fifth of an 18k-row load).
+    collecting = gc.isenabled()
+    gc.disable()
     try:
-        data = json.loads(text)
+        # The hook packs each timing's samples and makes each row's Row as soon as they are parsed,
+        # so a file's millions of floats and its row dicts never all live at once (an 18k-row
+        # file: ~145 MB of parsed JSON -> ~50 MB of Rows).
+        data = json.loads(text, object_hook=functools.partial(_parsed_object, shared={}))
+        del text  # 47 MB for an 18k-row file: not kept while from_dict checks the rest
+        return from_dict(data, path)
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
-    return from_dict(data, path)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+_NUMBER_TYPES = {float, int}
+
+
+def _parsed_object(obj: dict[str, Any], shared: dict[Any, Any]) -> Any:
+    """json object_hook: each row becomes its Row as soon as it is parsed, so the file's row dicts
+    never all live at once (with them, a second 18k-row file went over 300 MB); a row that does
+    not check out stays a dict, for from_dict to refuse with its row number."""
+    if "samples_s" in obj and "mode" in obj:
+        return _compact_samples(obj)
+    if "family" in obj and "check" in obj and "vendor" in obj:
+        try:
+            return _row_from_dict(obj, shared)
+        except (KeyError, TypeError, ValueError):
+            return obj
+    return obj
+
+
+def _compact_samples(obj: dict[str, Any]) -> dict[str, Any]:
+    """A timing object's per-sample lists of plain numbers become Samples; anything else (a string,
+    a bool among them) stays a list for _row_from_dict to reject with its message."""
+    if "samples_s" in obj and "mode" in obj:
+        for key in SAMPLE_FIELDS:
+            values = obj.get(key)
+            if type(values) is list and set(map(type, values)) <= _NUMBER_TYPES:
+                try:
+                    obj[key] = Samples(values)
+                except OverflowError:  # an integer beyond float: left for the row check
+                    pass
+    return obj

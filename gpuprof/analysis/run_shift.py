@@ -22,7 +22,7 @@ from gpuprof.results import Results, Row
 CLOCK_NOTE_FRACTION = 0.01
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LogChange:
     """log(median NEW / median BASE) with the distances of its interval below and above (log scale)."""
 
@@ -83,8 +83,10 @@ def is_control(row: Row) -> bool:
 
 def median_clock_mhz(results: Results) -> float | None:
     """The median of every per-sample SM clock in the file; None when no row recorded one."""
-    clocks = [c for row in results.rows if row.timing for c in row.timing.sm_clock_mhz if math.isfinite(c) and c > 0]
-    return float(np.median(clocks)) if clocks else None
+    probed = [row.timing.sm_clock_mhz for row in results.rows if row.timing and len(row.timing.sm_clock_mhz)]
+    clocks = np.concatenate([np.asarray(c, dtype=float) for c in probed]) if probed else np.empty(0)
+    clocks = clocks[np.isfinite(clocks) & (clocks > 0)]
+    return float(np.median(clocks)) if clocks.size else None
 
 
 def estimate_shift(changes: Sequence[LogChange], alpha: float, base: Results | None = None,

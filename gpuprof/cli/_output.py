@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,8 @@ def to_json(data: Any) -> str:
             return str(value)
         if isinstance(value, (set, frozenset, tuple)):
             return list(value)
+        if isinstance(value, array):  # results.Samples of a loaded file
+            return value.tolist()
         return str(value)
 
     return json.dumps(data, indent=1, default=default, allow_nan=True)

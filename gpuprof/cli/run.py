@@ -57,8 +57,6 @@ def run(
 
       gpuprof run matmul --variants smem_tiled,cublas --add mine.cu --block 16,16 --tile 16,16
     """
-    import json
-
     saved: list[Path] = []
     with exit_on_error(lambda: saved[-1] if saved else None):
         from gpuprof import families, results
@@ -101,7 +99,7 @@ def run(
         spec = families.spec(fam.name)
         limits = ceilings.load(device_info())
         if target == "-" and finished:
-            typer.echo(json.dumps(results.to_dict(finished[-1]), indent=1, allow_nan=True))
+            typer.echo("".join(results.json_parts(finished[-1])))
     derived = derive(outcome.rows, spec.RATE, base, fam.vendor_reference, limits)
     console = human_console(target)
     print_run_table(console, run_table(fam, derived, base, fam.vendor_reference, limits, timing,

@@ -22,7 +22,8 @@ def test_batched_p_values_equal_per_row_ones():
         new_rows.append(_row(i, [round(1e-4 * slow * (1 + rng.gauss(0, 0.01)), 7) for _ in range(n + i % 2)]))
     policy = compare.policy_for("default")
     report = compare.compare_results(Results({}, base_rows), Results({}, new_rows), policy)
-    assert len(compare._rank_test_batch({r.id: r for r in base_rows}, {r.id: r for r in new_rows})) > 30
+    samples = {b.id: (compare._samples(b), compare._samples(n)) for b, n in zip(base_rows, new_rows)}
+    assert len(compare._rank_test_batch(samples)) > 30
     timed = 0
     for verdict, base_row, new_row in zip(report.verdicts, base_rows, new_rows):
         alone = compare.compare_row(base_row, new_row, policy)
