@@ -23,7 +23,7 @@ def test_manifest_has_the_four_variants_and_hand_lists_every_kernel():
     assert hand.plan in mnist.PLANS
     source = hand.file.read_text()
     for kernel in (hand.kernel, *hand.extra_kernels):
-        assert f"{kernel}(" in source and kernel.removeprefix("mnist_") in source
+        assert f"{kernel}(" in source
     assert {v.call for v in fam.variants if v.vendor} == {"torch.eager", "torch.compile", "torch.cuda_graph"}
 
 

@@ -498,6 +498,7 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
     threads = int(variant.defines["THREADS"])
     stats_threads = int(variant.defines["STATS_THREADS"])
     k = {name.removeprefix("mnist_"): fn for name, fn in functions.items()}
+    bn_stats = functions[variant.kernel]  # the manifest's entry point
     i32, f32 = np.int32, np.float32
     m1, m2 = n * IMAGE * IMAGE, n * 14 * 14  # conv outputs per channel, blocks 1 and 2
 
@@ -545,7 +546,7 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
         m = n * hw * hw
         k["im2col3x3"](grid(c_in * m), (threads,), (src, col, i32(c_in), i32(n), i32(hw), i32(hw)), stream=stream)
         cp.dot(conv_w.reshape(c_out, c_in * 9), col, out=y)
-        k["bn_stats"]((c_out,), (stats_threads,), (y, stats[0], stats[1], i32(m), f32(BN_EPS)), stream=stream)
+        bn_stats((c_out,), (stats_threads,), (y, stats[0], stats[1], i32(m), f32(BN_EPS)), stream=stream)
         k["bn_relu_pool"](grid(c_out * m // 4), (threads,), (y, stats[0], stats[1], gamma, beta, pooled, argmax,
                           i32(c_out), i32(n), i32(hw), i32(hw), i32(nchw)), stream=stream)
 
