@@ -15,6 +15,8 @@ ERROR_MODELS: the values the manifest's `plan` and `error_model` may take, the f
 notes(rows, family, measured) -> lines printed under the run table (a figure across rows).
 ERROR_SCALE = "element" checks each output against its own reference value (default "rms": against
 max(|ref_i|, rms(ref))).
+scaled_error(out, ref, size) -> (error, NaN count), when present, replaces the check's own scaling
+(an output made of parts on different scales: mnist's loss, gradients and updated weights).
 Per-variant behaviour comes from the manifest's keys, never from a variant's name
 (tests/test_manifest_keys.py renames every variant and checks that nothing changes).
 """
