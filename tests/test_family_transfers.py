@@ -287,11 +287,12 @@ def test_launch_wrappers_keep_the_untimed_reset(monkeypatch):
     assert getattr(launch, launch_plan.UNTIMED_RESET) is reset
 
 
-def test_course_suite_ends_with_transfers():
+def test_course_suite_runs_every_transfers_variant():
     import tomllib
 
     suite = tomllib.loads((catalog.kernels_root().parent / "suites" / "course.toml").read_text())
-    assert suite["case"][-1]["family"] == "transfers"
+    (case,) = [c for c in suite["case"] if c["family"] == "transfers"]
+    assert case["variants"] == "all"
 
 
 def test_module_docstring_defines_overlap():

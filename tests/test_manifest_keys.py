@@ -21,7 +21,7 @@ from gpuprof import families
 from gpuprof.analysis.ceilings import Ceilings
 from gpuprof.commands import run as run_core
 from gpuprof.errors import EnvironmentProblem, InputError, UsageError
-from gpuprof.families import _keys
+from gpuprof.families import _keys, _random
 from gpuprof.variants import catalog, launch_plan
 from gpuprof.variants.catalog import Variant
 
@@ -147,6 +147,7 @@ def test_renaming_keeps_every_launch_plan(renamed_root, monkeypatch):
         if not hasattr(spec, "plan"):
             continue
         monkeypatch.setattr(spec, "cupy", lambda: _NumpyAsCupy())
+        monkeypatch.setattr(_random, "cupy", lambda: _NumpyAsCupy())  # the families' input generator
         for a, b in zip(original.variants, renamed.variants):
             if not a.is_cuda:
                 continue
