@@ -298,3 +298,17 @@ def test_course_suite_runs_every_transfers_variant():
 def test_module_docstring_defines_overlap():
     doc = textwrap.dedent(transfers.__doc__)
     assert "hidden = (t_serial - t_streamed) / t_serial" in doc and "possible" in doc
+
+
+def test_managed_prefetch_without_the_driver_is_an_environment_problem():
+    import ctypes.util
+
+    from gpuprof.errors import EnvironmentProblem
+
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        pytest.skip("a CUDA driver is installed here")
+    except OSError:
+        pass
+    with pytest.raises(EnvironmentProblem, match="cuMemPrefetchAsync_v2"):
+        transfers._prefetcher(transfers.CU_MEM_LOCATION_TYPE_HOST)

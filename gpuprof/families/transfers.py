@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuprof.errors import InputError, UsageError
+from gpuprof.errors import EnvironmentProblem, InputError, UsageError
 from gpuprof.families import _keys, _torch
 from gpuprof.gpu import cupy
 from gpuprof.results import OK
@@ -187,28 +187,51 @@ def _mapped(fn: Any, inputs: dict[str, Any], out: Any, size: dict[str, int], ctx
     return launch
 
 
-PAGE_FLOATS = 4096 // 4
+CU_MEM_LOCATION_TYPE_DEVICE, CU_MEM_LOCATION_TYPE_HOST = 1, 2  # cuda.h: CUmemLocationType
+
+
+def _prefetcher(location_type: int, location_id: int = 0) -> Any:
+    """prefetch(ptr, nbytes, stream_ptr): cuMemPrefetchAsync_v2 of managed memory to a location."""
+    import ctypes
+
+    class Location(ctypes.Structure):
+        _fields_ = [("type", ctypes.c_int), ("id", ctypes.c_int)]
+
+    try:
+        driver = ctypes.CDLL("libcuda.so.1")
+        prefetch = driver.cuMemPrefetchAsync_v2
+    except (OSError, AttributeError) as exc:
+        raise EnvironmentProblem(f"managed_prefetch needs the driver's cuMemPrefetchAsync_v2 (CUDA 12.2+): {exc}") from None
+    prefetch.argtypes = [ctypes.c_uint64, ctypes.c_size_t, Location, ctypes.c_uint, ctypes.c_void_p]
+    prefetch.restype = ctypes.c_int
+
+    def to_host(ptr: int, nbytes: int, stream_ptr: int) -> None:
+        status = prefetch(ptr, nbytes, Location(location_type, location_id), 0, stream_ptr)
+        if status != 0:
+            raise EnvironmentProblem(f"cuMemPrefetchAsync_v2 (location type {location_type}) failed with CUresult {status}")
+
+    return to_host
 
 
 def _managed(fn: Any, inputs: dict[str, Any], out: Any, size: dict[str, int], ctx: Any):
     """a and b in managed memory, filled on the host here (the program's initialisation, not
     timed); each unit prefetches them to the GPU, adds, and copies c into the page-locked output.
-    The untimed reset writes one float per 4 KiB page of a and b from the host, which migrates
-    every page back, so every sample moves them again. (Not a prefetch to cudaCpuDeviceId: CUDA 13
-    takes a location struct there, and CuPy's wrapper turned -1 into "invalid device ordinal" on
-    the H100.)"""
+    The untimed reset prefetches a and b back to the host, so every sample moves them again. That
+    prefetch goes through the driver's cuMemPrefetchAsync_v2 with a host location: CuPy's
+    runtime wrapper turned cudaCpuDeviceId into "invalid device ordinal" under CUDA 13 on the
+    H100, and host writes to one float per page did not move the data back (the samples then fell
+    below the link's physical floor: IMPOSSIBLE)."""
     import ctypes
 
     cp = cupy()
     rt = cp.cuda.runtime
     n = size["n"]
-    managed, host_views = [], []
+    managed = []
     for name in ("a", "b"):
         memory_ptr = cp.cuda.malloc_managed(4 * n)
         host_view = np.ctypeslib.as_array((ctypes.c_float * n).from_address(memory_ptr.ptr))
         host_view[...] = inputs[name]
         managed.append(cp.ndarray(n, dtype=cp.float32, memptr=memory_ptr))
-        host_views.append(host_view)
     m_a, m_b = managed
     page_lock(out)
     d_c = cp.empty(n, dtype=cp.float32)
@@ -217,14 +240,16 @@ def _managed(fn: Any, inputs: dict[str, Any], out: Any, size: dict[str, int], ct
 
     def launch(stream: Any) -> None:
         for m in managed:
-            rt.memPrefetchAsync(m.data.ptr, m.nbytes, device, stream.ptr)
+            to_device(m.data.ptr, m.nbytes, stream.ptr)
         fn(ctx.grid, ctx.block, args, stream=stream)
         rt.memcpyAsync(out.ctypes.data, d_c.data.ptr, out.nbytes, rt.memcpyDeviceToHost, stream.ptr)
 
+    to_host = _prefetcher(CU_MEM_LOCATION_TYPE_HOST)
+    to_device = _prefetcher(CU_MEM_LOCATION_TYPE_DEVICE, device)
+
     def back_to_host(stream: Any) -> None:
-        stream.synchronize()
-        for view in host_views:
-            view[::PAGE_FLOATS] = view[::PAGE_FLOATS]  # a host write faults each page back to the host
+        for m in managed:
+            to_host(m.data.ptr, m.nbytes, stream.ptr)
 
     launch.untimed_reset = back_to_host  # launch_plan.UNTIMED_RESET
     return launch

@@ -252,7 +252,7 @@ mnist_softmax_xent(const float* __restrict__ z, const float* __restrict__ bias, 
     const float inv_n = 1.0f / (float)N;
     for (int n = threadIdx.x; n < N; n += THREADS) {
         float l[CLASSES];
-        float mx = -INFINITY;
+        float mx = -__int_as_float(0x7f800000);
 #pragma unroll
         for (int j = 0; j < CLASSES; ++j) {
             l[j] = z[n * CLASSES + j] + bias[j];
