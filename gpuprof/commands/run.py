@@ -117,7 +117,8 @@ def run_variant(family: Family, variant: Variant, size: dict[str, int], policy: 
             row.timing = timing.measure(launch, harness, policy, host_synchronous=host_synchronous(variant))
             emit("verify")
             audit_timed_launches(row.check, spec, prepared, launch, harness, family.inplace,
-                                 cupti=variant.vendor or not variant.is_cuda or variant.plan is not None)
+                                 cupti=(variant.vendor or not variant.is_cuda or variant.plan is not None)
+                                 and not host_synchronous(variant))  # a held stream would block its copies
         del prepared
     except _cuda_errors() as exc:
         # A sticky CUDA error (illegal address, launch failure) poisons the whole context.

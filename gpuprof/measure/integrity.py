@@ -6,8 +6,10 @@ Two ways a variant can pass its check and still be timed doing nothing:
   launches on PyTorch's default stream or its own): the events on the timing stream bracket an
   empty launch, or only the host's time spent queuing it. `off_stream` finds it two ways.
   Where PyTorch is loaded (its profiler reads CUPTI's activity records, as nsys does), one launch is
-  recorded with a marker kernel on the timing stream, and every kernel, copy or memset of the launch
-  must carry the marker's stream id: anything else is named, with its stream. Without PyTorch, the
+  queued on the held timing stream between two marker kernels, and every kernel, copy or memset of
+  the launch must fall between them: work that ran while the stream was held, or after the second
+  marker, was not ordered by the timed stream and is named, with its stream. (Side streams forked
+  from the timed stream and joined back are ordered by it, and pass.) Without PyTorch, the
   launch is timed two ways: the host polls the end event on the timing stream until it completes,
   then waits for the whole device (cudaDeviceSynchronize waits for every stream). A launch that
   stayed on the timing stream leaves the device idle once its end event completes (a sync latency
@@ -27,12 +29,12 @@ import statistics
 import sys
 import tempfile
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from gpuprof.gpu import cupy
-from gpuprof.measure.timing import time_one_cold
+from gpuprof.measure.timing import run_untimed_reset, time_one_cold
 
 OFF_STREAM_MIN_S = 50e-6  # device work left after the timed stream finished that counts ...
 OFF_STREAM_RATIO = 0.25  # ... and beyond this fraction of the event time
@@ -56,15 +58,22 @@ def off_stream_verdict(trials: list[tuple[float, float]]) -> bool:
     return excess > 0
 
 
-def foreign_streams(activities: list[tuple[str, int]], marker: str = "gpuprof_clock_probe") -> list[tuple[str, int]]:
-    """(name, stream) of the GPU activities that ran on another stream than the marker kernel's.
-    activities: CUPTI records of one launch bracketed by the marker on the timing stream. An empty
-    list when the marker is missing (nothing can be said) or everything shares its stream."""
-    timed = {stream for name, stream in activities if name == marker}
-    if len(timed) != 1:
+def escaped_work(activities: list[tuple[str, int, float, float]],
+                 marker: str = "gpuprof_clock_probe") -> list[tuple[str, int]]:
+    """(name, stream) of the GPU activities of one launch that the timed stream did not bracket.
+
+    activities: CUPTI records (name, stream, start, end) of a launch queued on a held timed stream
+    between two marker kernels. Work the timed stream orders (its own, or side streams forked from
+    it and joined back, as a chunked copy pipeline does) starts after the first marker and ends
+    before the second starts; work elsewhere ran while the stream was held, or after the second
+    marker. Empty when the markers are missing (nothing can be said)."""
+    markers = sorted((start, end) for name, _, start, end in activities if name == marker)
+    if len(markers) < 2:
         return []
-    return [(name, stream) for name, stream in activities
-            if stream not in timed and not name.startswith("gpuprof_")]
+    first_start, last_start = markers[0][0], markers[-1][0]
+    slack = 1e-3  # µs: the GPU timer's resolution is finer; order, not duration, is tested
+    return [(name, stream) for name, stream, start, end in activities
+            if not name.startswith("gpuprof_") and (start < first_start - slack or end > last_start + slack)]
 
 
 def skips_verdict(poisoned_s: list[float], written_s: list[float]) -> bool:
@@ -79,13 +88,13 @@ def off_stream(launch: Launch, harness: Any, trials: int = TRIALS, cupti: bool =
     """OFF_STREAM_REASON (with the evidence) when the launch's work did not stay on harness.stream."""
     records = _cupti_activities(launch, harness) if cupti else None
     if records is not None:
-        elsewhere = foreign_streams(records)
+        elsewhere = escaped_work(records)
         if not elsewhere:
             return None
         names = sorted({_short(name) for name, _ in elsewhere})
         streams = sorted({stream for _, stream in elsewhere})
         return (f"{OFF_STREAM_REASON}: CUPTI saw {len(elsewhere)} of its GPU operations ({', '.join(names[:3])}"
-                f"{', …' if len(names) > 3 else ''}) on stream {', '.join(map(str, streams))}, not on the timed stream")
+                f"{', …' if len(names) > 3 else ''}) on stream {', '.join(map(str, streams))} outside the timed stream's span")
     measured = [_timed_then_idle(launch, harness) for _ in range(1)]
     while len(measured) < trials and measured[-1][0] <= LONG_LAUNCH_S:  # one trial of a long launch is enough
         measured.append(_timed_then_idle(launch, harness))
@@ -113,10 +122,10 @@ def _timed_then_idle(launch: Launch, harness: Any) -> tuple[float, float]:
     return cp.cuda.get_elapsed_time(start, end) / 1e3, time.perf_counter() - finished
 
 
-def _cupti_activities(launch: Launch, harness: Any) -> list[tuple[str, int]] | None:
-    """(name, CUPTI stream id) of every kernel, copy and memset of one launch, bracketed by the
-    harness's clock-probe kernel on the timing stream; None without PyTorch's profiler (or when it
-    cannot run here, e.g. another CUPTI client holds the activity API)."""
+def _cupti_activities(launch: Launch, harness: Any) -> list[tuple[str, int, float, float]] | None:
+    """(name, CUPTI stream id, start µs, end µs) of every kernel, copy and memset of one launch,
+    queued on the held timing stream between two clock-probe kernels; None without PyTorch's
+    profiler (or when it cannot run here, e.g. another CUPTI client holds the activity API)."""
     torch = sys.modules.get("torch")
     if torch is None or not getattr(torch, "cuda", None) or not torch.cuda.is_available():
         return None
@@ -125,18 +134,22 @@ def _cupti_activities(launch: Launch, harness: Any) -> list[tuple[str, int]] | N
 
         cupy().cuda.Device().synchronize()
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            harness.hold()  # nothing ordered by the timed stream can start before release
             harness.probe_clock()
             launch(harness.stream)
             harness.probe_clock(after=True)
+            harness.release()
             cupy().cuda.Device().synchronize()
+            harness.took_too_long()  # a host-synchronous callable waited out the hold: no matter here
         with tempfile.TemporaryDirectory(prefix="gpuprof-cupti-") as tmp:
             trace = Path(tmp) / "trace.json"
             prof.export_chrome_trace(str(trace))
             events = json.loads(trace.read_text(encoding="utf-8")).get("traceEvents", [])
     except Exception:  # the profiler is a convenience here: the timing audit below still runs
         return None
-    records = [(str(e.get("name", "")), int(e["args"]["stream"])) for e in events
-               if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and "stream" in e.get("args", {})]
+    records = [(str(e.get("name", "")), int(e["args"]["stream"]), float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0.0)))
+               for e in events
+               if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and "stream" in e.get("args", {}) and "ts" in e]
     return records or None
 
 
@@ -162,4 +175,7 @@ def skips_when_written(launch: Launch, poison: Callable[[], None], harness: Any,
 
 def _time_cold(launch: Launch, harness: Any) -> float:
     cupy().cuda.Device().synchronize()  # the poison ran on CuPy's default stream, not the timed one
+    # A launch with an untimed reset (managed memory sent back to the host) gets it before each
+    # audited launch too, as before each timed sample: else the second launch finds its data moved.
+    run_untimed_reset(launch, harness.stream)
     return time_one_cold(launch, harness)

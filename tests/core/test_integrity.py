@@ -208,16 +208,21 @@ def test_off_stream_verdict():
     assert not integrity.off_stream_verdict([])
 
 
-def test_foreign_streams_names_what_ran_beside_the_timed_stream():
+def test_escaped_work_is_what_the_timed_stream_did_not_bracket():
     probe = "gpuprof_clock_probe"
-    # The H100 probe: the harness's kernels on CUPTI stream 141, torch's add on its side stream 13.
-    side = [(probe, 141), ("void at::native::vectorized_elementwise_kernel<4>", 13), ("gpuprof_flush_l2", 141),
-            (probe, 141)]
-    assert integrity.foreign_streams(side) == [("void at::native::vectorized_elementwise_kernel<4>", 13)]
-    assert integrity.foreign_streams([(probe, 7), ("add", 7), ("Memcpy HtoD", 7), (probe, 7)]) == []
-    # No marker (the profiler missed it), or markers on two streams: nothing can be said.
-    assert integrity.foreign_streams([("add", 13)]) == []
-    assert integrity.foreign_streams([(probe, 1), ("add", 13), (probe, 2)]) == []
+    add = "void at::native::vectorized_elementwise_kernel<4>"
+    # The H100 case: torch's add on its own stream ran while the timed stream (141) was held.
+    side = [("gpuprof_block_until_released", 141, 0.0, 900.0), (add, 13, 10.0, 275.0),
+            (probe, 141, 901.0, 903.0), (probe, 141, 904.0, 906.0)]
+    assert integrity.escaped_work(side) == [(add, 13)]
+    # ... or after the second marker (queued late, not joined).
+    assert integrity.escaped_work([(probe, 7, 0.0, 1.0), (probe, 7, 2.0, 3.0), (add, 9, 2.5, 300.0)]) == [(add, 9)]
+    # A chunked pipeline forked from the timed stream and joined back: other streams, inside the span.
+    forked = [(probe, 7, 0.0, 1.0), ("Memcpy HtoD (Pinned -> Device)", 20, 1.5, 90.0), ("vecadd", 21, 60.0, 95.0),
+              ("Memcpy DtoH (Device -> Pinned)", 22, 95.0, 140.0), (probe, 7, 140.0, 141.0)]
+    assert integrity.escaped_work(forked) == []
+    # No markers (the profiler missed them): nothing can be said.
+    assert integrity.escaped_work([(add, 13, 0.0, 5.0)]) == []
 
 
 def test_skips_verdict():
