@@ -192,9 +192,10 @@ def measure(launch: Launch, harness: Harness, policy: TimingPolicy, *, host_sync
     started = time.perf_counter()
     stop_reason = ""
     dropped = 0
+    cap = MAX_BATCH  # samples queued behind one hold; lowered when the host cannot queue them in time
     while not stop_reason:
         want = max(policy.min_samples - len(samples), 1)
-        batch = int(min(MAX_BATCH, policy.max_samples - len(samples),
+        batch = int(min(cap, policy.max_samples - len(samples),
                         max(want, BATCH_GPU_SECONDS // max(gpu_per_sample_s, 1e-9))))
         harness.nvml.batch()  # forget readings from before this batch
         harness.nvml.read()
@@ -203,7 +204,12 @@ def measure(launch: Launch, harness: Harness, policy: TimingPolicy, *, host_sync
         reading = harness.nvml.batch()
         if harness.took_too_long():
             # The host was too slow to queue the batch, so its samples may hold launch gaps: drop
-            # them, but never loop forever on a host that is always this slow.
+            # them and queue fewer at a time (a Python-driven training step queues ~30 launches
+            # per sample: on the H100 a whole batch of them outlasted the hold and nothing was
+            # timed), but never loop forever on a host too slow for even one sample.
+            if batch > 1:
+                cap = max(1, batch // 4)
+                continue
             dropped += 1
             if dropped < MAX_DROPPED_BATCHES:
                 continue

@@ -133,3 +133,31 @@ def test_an_old_results_file_without_the_new_fields_still_loads(fixtures_dir):
     old = results.load(fixtures_dir / "results" / "smoke_a.json")
     timed = [r.timing for r in old.rows if r.timing]
     assert timed and all(t.throttled == [] and t.discarded_throttled == 0 for t in timed)
+
+
+@pytest.mark.parametrize(("host_can_queue", "samples", "stop"), [
+    (3, 64, "max_samples"),  # a host-bound unit: batches shrink until the host queues them within the hold
+    (0, 0, "host_too_slow_to_queue_batches"),  # not even one sample in time: stop, never loop forever
+])
+def test_batches_shrink_when_the_host_cannot_queue_them_in_time(monkeypatch, host_can_queue, samples, stop):
+    """On the H100 a Python-driven MNIST training step (~30 launches per sample) outlasted the hold
+    with every batch, and the row ended with no samples at all."""
+    sizes: list[int] = []
+
+    def sampler(launch, harness, mode, per_launch_s):
+        def take(n):
+            sizes.append(n)
+            harness.nvml.read()
+            return [PER_SAMPLE_S * (1 + 0.1 * (i % 3)) for i in range(n)]
+
+        return take, PER_SAMPLE_S, "", 1
+
+    monkeypatch.setattr(timing, "time_one_cold", lambda launch, harness: PER_SAMPLE_S)
+    monkeypatch.setattr(timing, "_sampler", sampler)
+    harness = fake_harness(FakeNvml({}))
+    harness.took_too_long = lambda: sizes[-1] > host_can_queue
+    t = timing.measure(lambda stream: None, harness, timing.TimingPolicy(**POLICY))
+    assert len(t.samples_s) == samples and t.stop_reason == stop
+    assert sizes[0] == 10 and min(sizes) >= 1
+    if samples:
+        assert all(n <= host_can_queue for n in sizes[sizes.index(min(sizes)):])
