@@ -458,6 +458,8 @@ class _Manifest:
         # The one option the timer reads (measure/timing.py), so checked here for every family.
         if not isinstance(value.get("host_synchronous", False), bool):
             raise self.fail("options", "host_synchronous must be true or false")
+        if not isinstance(value.get("captures_cuda_graph", False), bool):  # read by `gpuprof sanitize`
+            raise self.fail("options", "captures_cuda_graph must be true or false")
         return dict(value)
 
     def table_list(self, key: str) -> list[dict[str, Any]]:

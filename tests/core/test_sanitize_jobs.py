@@ -178,3 +178,17 @@ def test_vendor_rows_skip_racecheck_and_synccheck_but_keep_memcheck_and_initchec
         assert not (in_job & set(vendors)) or job.tool in ("memcheck", "initcheck")
     assert {(s.label, s.tool, s.reason) for s in skipped} == {(label, tool, VENDOR_SKIP_REASON) for label, tool in skips}
     assert vendor_skips([(vecadd, vecadd.variants)], ["memcheck"]) == {}
+
+
+def test_a_row_that_captures_a_cuda_graph_is_skipped_by_every_tool_and_says_why():
+    from gpuprof.commands.sanitize import GRAPH_SKIP_REASON, vendor_skips
+
+    mnist = catalog.load_family("mnist")
+    tools = ["memcheck", "racecheck", "initcheck", "synccheck"]
+    skips = vendor_skips([(mnist, mnist.variants)], tools)
+    captured = [v.name for v in mnist.variants if v.options.get("captures_cuda_graph")]
+    assert captured  # the manifest declares it; no variant name is looked for
+    for name in captured:
+        assert all(skips[(f"mnist/{name}", tool)] == GRAPH_SKIP_REASON for tool in tools)
+    hand = [v.name for v in mnist.variants if not v.vendor]
+    assert hand and not any(key[0] == f"mnist/{hand[0]}" for key in skips)
