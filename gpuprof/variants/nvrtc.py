@@ -52,6 +52,14 @@ def headers_digest(folder: Path) -> str:
     return digest.hexdigest()[:16]
 
 
+def nvrtc_source(variant: Variant) -> str:
+    """The text NVRTC compiles for a variant: its file, named by #line so findings and source views
+    show the real file (not NVRTC's '<hash>.cubin.cu'), after a digest of the headers beside it."""
+    assert variant.file is not None
+    text = read_source(variant.file)
+    return f'// headers {headers_digest(variant.file.parent)}\n#line 1 "{display_path(variant.file)}"\n{text}'
+
+
 def compile_variant(variant: Variant) -> CompiledKernel:
     """NVRTC-compile one variant; a compile error becomes an InputError with the compiler's text."""
     if not variant.is_cuda or variant.file is None or variant.kernel is None:
@@ -59,9 +67,7 @@ def compile_variant(variant: Variant) -> CompiledKernel:
     _point_cupy_cache()
     cp = cupy()
     device_info()  # fail with 'no GPU' before NVRTC complains about the architecture
-    text = read_source(variant.file)
-    # Findings and source views then name the real file, not NVRTC's '<hash>.cubin.cu'.
-    source = f'// headers {headers_digest(variant.file.parent)}\n#line 1 "{display_path(variant.file)}"\n{text}'
+    source = nvrtc_source(variant)
     options = nvrtc_options(variant)
     try:
         with one_compiler_at_a_time(source, options):

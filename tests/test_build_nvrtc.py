@@ -1,0 +1,49 @@
+"""Every shipped CUDA variant compiles under NVRTC, as `gpuprof run` compiles it, without a GPU.
+
+nvcc includes cuda_runtime.h (and with it math.h) in every file; NVRTC does not. A kernel using
+INFINITY compiled with nvcc (tests/test_build_nvcc.py) and failed on the H100 under NVRTC, so
+this test compiles each variant's exact source and options with libnvrtc, for sm_90. It needs
+only the NVRTC library (the `nvidia-cuda-nvrtc` wheel of the test extra), no driver."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuprof.variants import catalog
+from gpuprof.variants.nvrtc import nvrtc_options, nvrtc_source
+
+
+def _nvrtc():
+    try:
+        from cupy_backends.cuda.libs import nvrtc
+
+        nvrtc.getVersion()
+    except Exception as exc:  # no libnvrtc here: the nvcc build test still runs
+        pytest.skip(f"NVRTC is not loadable here ({type(exc).__name__}); pip install nvidia-cuda-nvrtc")
+    return nvrtc
+
+
+CUDA_VARIANTS = [(fam.name, v) for fam in catalog.load_all() for v in fam.variants if v.is_cuda and v.file is not None]
+
+
+@pytest.mark.parametrize(("family", "variant"), CUDA_VARIANTS, ids=[f"{f}-{v.name}" for f, v in CUDA_VARIANTS])
+def test_variant_compiles_under_nvrtc_for_sm_90(family, variant):
+    nvrtc = _nvrtc()
+    program = nvrtc.createProgram(nvrtc_source(variant), variant.file.name, [], [])
+    try:
+        nvrtc.compileProgram(program, [*nvrtc_options(variant), "-arch=sm_90"])
+    except Exception:
+        pytest.fail(f"{family}/{variant.name} does not compile under NVRTC:\n{nvrtc.getProgramLog(program)}")
+    finally:
+        nvrtc.destroyProgram(program)
+
+
+def test_a_kernel_that_needs_math_h_fails_under_nvrtc():
+    """The check can fail: INFINITY without math.h, as mnist/hand.cu had it."""
+    nvrtc = _nvrtc()
+    source = 'extern "C" __global__ void k(float* x) { x[0] = -INFINITY; }\n'
+    program = nvrtc.createProgram(source, "k.cu", [], [])
+    with pytest.raises(Exception):
+        nvrtc.compileProgram(program, ["-arch=sm_90"])
+    assert "INFINITY" in nvrtc.getProgramLog(program)
+    nvrtc.destroyProgram(program)
