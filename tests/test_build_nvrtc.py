@@ -47,3 +47,28 @@ def test_a_kernel_that_needs_math_h_fails_under_nvrtc():
         nvrtc.compileProgram(program, ["-arch=sm_90"])
     assert "INFINITY" in nvrtc.getProgramLog(program)
     nvrtc.destroyProgram(program)
+
+
+MINE = """extern "C" __global__ void vecadd_mine(const float* __restrict__ a, const float* __restrict__ b,
+                                        float* __restrict__ c, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = (a[i] == LIMIT) ? 0.0f : a[i] + b[i];
+}
+"""
+
+
+@pytest.mark.parametrize(("limit", "code"), [("INFINITY", 2), ("__int_as_float(0x7f800000)", 0)])
+def test_build_add_says_when_nvcc_builds_a_students_kernel_that_nvrtc_rejects(tmp_path, limit, code):
+    _nvrtc()
+    from typer.testing import CliRunner
+
+    from gpuprof.cli import app
+
+    mine = tmp_path / "mine.cu"
+    mine.write_text(MINE.replace("LIMIT", limit))
+    result = CliRunner().invoke(app, ["build", "vecadd", "--add", str(mine)])
+    assert result.exit_code == code, result.stderr
+    if code:
+        (line,) = [x for x in result.stderr.splitlines() if x.strip()]
+        assert "NVRTC (what `gpuprof run` compiles with) does not" in line
+        assert "mine.cu:4: error: identifier \"INFINITY\" is undefined" in line

@@ -11,7 +11,7 @@ from gpuprof.errors import UsageError
 from gpuprof.parsers.nvcc_resources import ResourceUsage, parse_ptxas
 from gpuprof.tools import nvcc
 from gpuprof.variants.catalog import Family, Variant
-from gpuprof.variants.nvrtc import as_file_line, display_path
+from gpuprof.variants.nvrtc import as_file_line, display_path, nvrtc_rejects
 from gpuprof.variants.user import kernel_declarations
 
 
@@ -34,6 +34,9 @@ def build_variant(family: Family, variant: Variant, arch: str) -> BuildResult:
     usages = {u.kernel: u for u in parse_ptxas(done.stderr, display_path(variant.file))}
     usage = usages.get(variant.kernel)
     error = None if usage else f"entry point '{variant.kernel}' not found in {display_path(variant.file)} (extern \"C\"?)"
+    rejected = None if error else nvrtc_rejects(variant, arch)
+    if rejected:
+        error = f"nvcc builds it, but NVRTC (what `gpuprof run` compiles with) does not: {rejected}"
     return BuildResult(family.name, variant.name, variant.defines, usage, error)
 
 

@@ -60,6 +60,29 @@ def nvrtc_source(variant: Variant) -> str:
     return f'// headers {headers_digest(variant.file.parent)}\n#line 1 "{display_path(variant.file)}"\n{text}'
 
 
+def nvrtc_rejects(variant: Variant, arch: str) -> str | None:
+    """NVRTC's first error for the variant (file:line), compiled as `gpuprof run` compiles it, with
+    no GPU; None when it compiles, or when this machine has no NVRTC or arch is not one sm_XX.
+    nvcc includes cuda_runtime.h (and math.h) in every file, NVRTC does not: a kernel using
+    INFINITY builds with `gpuprof build` and then fails at `gpuprof run` without this check."""
+    if variant.file is None or not re.fullmatch(r"(sm|compute)_\d+[af]?", arch):
+        return None
+    try:
+        from cupy_backends.cuda.libs import nvrtc
+
+        nvrtc.getVersion()
+    except Exception:  # no libnvrtc here (pip install nvidia-cuda-nvrtc): nothing to say
+        return None
+    program = nvrtc.createProgram(nvrtc_source(variant), variant.file.name, [], [])
+    try:
+        nvrtc.compileProgram(program, [*nvrtc_options(variant), f"-arch={arch}"])
+        return None
+    except Exception:
+        return _first_error(nvrtc.getProgramLog(program))
+    finally:
+        nvrtc.destroyProgram(program)
+
+
 def compile_variant(variant: Variant) -> CompiledKernel:
     """NVRTC-compile one variant; a compile error becomes an InputError with the compiler's text."""
     if not variant.is_cuda or variant.file is None or variant.kernel is None:
