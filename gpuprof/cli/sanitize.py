@@ -67,10 +67,10 @@ def sanitize(
     with exit_on_error():
         from gpuprof.commands.sanitize import (
             SanitizeRun,
+            declared_skips,
             default_jobs,
             import_log,
             racecheck_skips,
-            vendor_skips,
             sanitize_command,
             sanitize_targets,
         )
@@ -107,11 +107,11 @@ def sanitize(
             chosen = _chosen(families or catalog.family_names(), variants, variant_options)
             skips, notes = (set(), []) if no_skip or "racecheck" not in tools else racecheck_skips(
                 [(fam, picked) for fam, picked in chosen], workers)
-            vendor = {} if no_skip else vendor_skips(chosen, tools)
+            skip = {} if no_skip else declared_skips(chosen, tools, no_shared_memory=skips)
             launch = _targets(chosen, size, variant_options)
             with _bar("sanitize") as step:
                 run = sanitize_targets(launch, tools, out, sanitizer, leak_check=leak_check, jobs=workers,
-                                       progress=step, skip_racecheck=skips, skip=vendor)
+                                       progress=step, skip=skip)
             run.notes += notes
         write_json({"schema": "gpuprof.sanitize", "runs": run.results, "notes": run.notes}, target)
     from gpuprof.render.sanitize_view import command_table, families_table, findings_view, skipped_line

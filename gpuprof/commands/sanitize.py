@@ -163,18 +163,22 @@ def uses_shared_memory(variant: Variant, arch: str = TRIAGE_ARCH) -> bool | None
     return any(u.shared_bytes > 0 for u in mine)  # type: ignore[union-attr]
 
 
+SHARED_MEMORY_SKIP_REASON = "no shared memory (ptxas)"
 VENDOR_SKIP_TOOLS = ("racecheck", "synccheck")
 GRAPH_SKIP_REASON = ("a CUDA graph capture (options.captures_cuda_graph): capturing allocates through PyTorch's "
                      "caching allocator, which sanitizer runs turn off")
 VENDOR_SKIP_REASON = "vendor library kernels (not the course's code; memcheck and initcheck check the calls into them)"
 
 
-def vendor_skips(families: list[tuple[Family, list[Variant]]], tools: list[str]) -> dict[tuple[str, str], str]:
-    """(label, tool) pairs not run, with the reason: racecheck and synccheck of a vendor row (cuBLAS,
+def declared_skips(families: list[tuple[Family, list[Variant]]], tools: list[str],
+                   no_shared_memory: set[str] = frozenset()) -> dict[tuple[str, str], str]:
+    """(label, tool) pairs not run, with the reason: racecheck of the labels in no_shared_memory
+    (racecheck_skips: ptxas says their kernels use none, so no race can be found); racecheck and synccheck of a vendor row (cuBLAS,
     cuDNN, CUB, PyTorch) look only at the library's own shared-memory protocol, which the course
     cannot change (memcheck and initcheck still catch a wrong size or pointer gpuprof passes); and a
     row declaring options.captures_cuda_graph cannot run with PyTorch's caching allocator off."""
-    skips = {(f"{fam.name}/{v.name}", tool): VENDOR_SKIP_REASON
+    skips = {(label, "racecheck"): SHARED_MEMORY_SKIP_REASON for label in no_shared_memory if "racecheck" in tools}
+    skips |= {(f"{fam.name}/{v.name}", tool): VENDOR_SKIP_REASON
              for fam, chosen in families for v in chosen if v.vendor for tool in tools if tool in VENDOR_SKIP_TOOLS}
     # With PYTORCH_NO_CUDA_MEMORY_CACHING=1 a capture's cudaMalloc fails (cudaErrorStreamCaptureUnsupported,
     # seen on the H100 for mnist/cuda_graph): such a row cannot run under any tool.
@@ -211,21 +215,19 @@ class _Job:
         return f"{first.family}/{','.join(t.variant for t in self.targets)}"
 
 
-def plan_jobs(targets: list[LaunchTarget], tools: list[str], skip_racecheck: set[str],
-              batch_size: int = BATCH_SIZE, skip: dict[tuple[str, str], str] | None = None) -> tuple[list[_Job], list[Skipped]]:
+def plan_jobs(targets: list[LaunchTarget], tools: list[str], skip: dict[tuple[str, str], str] | None = None,
+              batch_size: int = BATCH_SIZE) -> tuple[list[_Job], list[Skipped]]:
     """Batches of one family's variants per tool (a user's variant always alone: it is the one
-    most likely to crash), and the pairs racecheck skips."""
+    most likely to crash), and the (label, tool) pairs in skip, with their reasons."""
+    skip = skip or {}
     jobs: list[_Job] = []
     skipped: list[Skipped] = []
     for name in tools:
         batch: list[LaunchTarget] = []
         for target in targets:
             label = f"{target.family}/{target.variant}"
-            if name == "racecheck" and label in skip_racecheck:
-                skipped.append(Skipped(label, name, "no shared memory (ptxas)"))
-                continue
-            if (label, name) in (skip or {}):
-                skipped.append(Skipped(label, name, (skip or {})[(label, name)]))
+            if (label, name) in skip:
+                skipped.append(Skipped(label, name, skip[(label, name)]))
                 continue
             if target.add:
                 jobs.append(_Job((target,), name))
@@ -247,13 +249,12 @@ def longest_first(jobs: list[_Job]) -> list[_Job]:
 
 def sanitize_targets(targets: list[LaunchTarget], tools: list[str], out_dir: Path, sanitizer: str | None = None,
                      progress: ProgressFn | None = None, leak_check: bool = False, jobs: int = 1,
-                     skip_racecheck: set[str] | None = None, batch_size: int = BATCH_SIZE,
-                     skip: dict[tuple[str, str], str] | None = None) -> SanitizeRun:
+                     skip: dict[tuple[str, str], str] | None = None, batch_size: int = BATCH_SIZE) -> SanitizeRun:
     """Every target under every tool, `jobs` sanitizer processes at a time (they share the GPU;
     each is slow on the host side). Results come back in target, tool order."""
     exe = tool.find_sanitizer(sanitizer)
     out_dir.mkdir(parents=True, exist_ok=True)
-    planned, skipped = plan_jobs(targets, tools, skip_racecheck or set(), batch_size, skip)
+    planned, skipped = plan_jobs(targets, tools, skip, batch_size)
     planned = longest_first(planned)
     total = [len(planned)]
     done = [0]

@@ -93,7 +93,8 @@ def test_a_dirty_batch_is_run_again_one_variant_at_a_time(tmp_path, fake_runs):
 def test_plan_batches_one_family_at_a_time_and_keeps_users_variants_alone():
     targets = [*VECADD, LaunchTarget("vecadd", "mine", {"n": 4097}, add=("--add", "mine.cu")),
                LaunchTarget("matmul", "naive", {"m": 3, "n": 3, "k": 3})]
-    jobs, skipped = plan_jobs(targets, ["memcheck", "racecheck"], {"vecadd/grid"}, batch_size=2)
+    jobs, skipped = plan_jobs(targets, ["memcheck", "racecheck"], {("vecadd/grid", "racecheck"): "no shared memory (ptxas)"},
+                              batch_size=2)
     assert [(j.label, j.tool) for j in jobs] == [
         ("vecadd/grid,vectorized", "memcheck"), ("vecadd/mine", "memcheck"), ("vecadd/one_block", "memcheck"),
         ("matmul/naive", "memcheck"),
@@ -111,7 +112,7 @@ def test_the_course_is_one_child_per_family_and_tool_by_default():
     families = catalog.load_all()
     targets = [LaunchTarget(f.name, v.name, {"n": 1}) for f in families for v in f.variants]
     tools = ["memcheck", "racecheck", "initcheck", "synccheck"]
-    jobs, _ = plan_jobs(targets, tools, set())
+    jobs, _ = plan_jobs(targets, tools)
     assert len(jobs) == len(families) * len(tools)
     assert {j.targets[0].family for j in jobs} == {f.name for f in families}
 
@@ -164,28 +165,28 @@ def test_without_nvcc_racecheck_runs_everywhere_and_says_why(monkeypatch):
 
 
 def test_vendor_rows_skip_racecheck_and_synccheck_but_keep_memcheck_and_initcheck():
-    from gpuprof.commands.sanitize import VENDOR_SKIP_REASON, vendor_skips
+    from gpuprof.commands.sanitize import VENDOR_SKIP_REASON, declared_skips
 
     vecadd = catalog.load_family("vecadd")
     tools = ["memcheck", "racecheck", "initcheck", "synccheck"]
-    skips = vendor_skips([(vecadd, vecadd.variants)], tools)
+    skips = declared_skips([(vecadd, vecadd.variants)], tools)
     vendors = [v.name for v in vecadd.variants if v.vendor]
     assert vendors and set(skips) == {(f"vecadd/{name}", tool) for name in vendors for tool in ("racecheck", "synccheck")}
     targets = [LaunchTarget("vecadd", v.name, {"n": 4097}) for v in vecadd.variants]
-    jobs, skipped = plan_jobs(targets, tools, set(), skip=skips)
+    jobs, skipped = plan_jobs(targets, tools, skip=skips)
     for job in jobs:
         in_job = {t.variant for t in job.targets}
         assert not (in_job & set(vendors)) or job.tool in ("memcheck", "initcheck")
     assert {(s.label, s.tool, s.reason) for s in skipped} == {(label, tool, VENDOR_SKIP_REASON) for label, tool in skips}
-    assert vendor_skips([(vecadd, vecadd.variants)], ["memcheck"]) == {}
+    assert declared_skips([(vecadd, vecadd.variants)], ["memcheck"]) == {}
 
 
 def test_a_row_that_captures_a_cuda_graph_is_skipped_by_every_tool_and_says_why():
-    from gpuprof.commands.sanitize import GRAPH_SKIP_REASON, vendor_skips
+    from gpuprof.commands.sanitize import GRAPH_SKIP_REASON, declared_skips
 
     mnist = catalog.load_family("mnist")
     tools = ["memcheck", "racecheck", "initcheck", "synccheck"]
-    skips = vendor_skips([(mnist, mnist.variants)], tools)
+    skips = declared_skips([(mnist, mnist.variants)], tools)
     captured = [v.name for v in mnist.variants if v.options.get("captures_cuda_graph")]
     assert captured  # the manifest declares it; no variant name is looked for
     for name in captured:
