@@ -16,16 +16,15 @@ plan() launches the hand-written variants by the manifest's `plan` (PLANS below)
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from gpuprof.errors import EnvironmentProblem, UsageError
-from gpuprof.families import _keys, _torch
+from gpuprof.families import _keys, _torch, conv2d
 from gpuprof.families._random import generator
-from gpuprof.families._rounding import FP32, unit_roundoff
+from gpuprof.families._rounding import FP32
 from gpuprof.gpu import cupy
 
 RATE = "flop"
@@ -50,30 +49,8 @@ OUTPUT_RMS_MIN = 0.25  # rms of the pooled output, the check's floor for its sca
 
 
 @dataclass(frozen=True)
-class Geometry:
-    n: int
-    c: int
-    h: int
-    w: int
-    k: int
-    r: int
-    s: int
-
-    @property
-    def pad_h(self) -> int:
-        return (self.r - 1) // 2
-
-    @property
-    def pad_w(self) -> int:
-        return (self.s - 1) // 2
-
-    @property
-    def p(self) -> int:  # conv output height (= H for odd R)
-        return self.h + 2 * self.pad_h - self.r + 1
-
-    @property
-    def q(self) -> int:
-        return self.w + 2 * self.pad_w - self.s + 1
+class Geometry(conv2d.Geometry):
+    """conv2d's geometry (the conv is the same), plus the pooled output and batchnorm's counts."""
 
     @property
     def po(self) -> int:  # pooled output height: complete 2x2 windows only
@@ -84,20 +61,13 @@ class Geometry:
         return self.q // 2
 
     @property
-    def crs(self) -> int:  # taps per conv output
-        return self.c * self.r * self.s
-
-    @property
     def count(self) -> int:  # conv outputs per channel: batchnorm's statistics are over these
-        return self.n * self.p * self.q
+        return self.npq
 
     @property
     def window_columns(self) -> int:
         """GEMM columns of the fused conv: 4 per 2x2 window of a ceil(P/2) x ceil(Q/2) grid per image."""
         return self.n * ((self.p + 1) // 2) * ((self.q + 1) // 2) * 4
-
-    def ints(self) -> tuple:
-        return tuple(np.int32(v) for v in (self.n, self.c, self.h, self.w, self.k, self.r, self.s))
 
 
 def geometry(size: dict[str, int]) -> Geometry:
@@ -131,8 +101,7 @@ def conv_error(variant: Any, g: Geometry) -> float:
     the FP32 sum's random walk, 10 u_p for the inputs at the variant's precision, 4 u for the
     store; "transform" (cuDNN may choose Winograd or FFT: round-off relative to the whole output)
     10x that, at least 1e-4 (cuFFT measured 1.6e-6 at conv2d's suite sizes)."""
-    u_in = max(unit_roundoff(variant.precision), FP32)
-    direct = 8 * FP32 * math.sqrt(g.crs) + 10 * u_in + 4 * FP32
+    direct = conv2d.products_error(variant, g)
     if _keys.error_model(variant, ERROR_MODELS) == "transform":
         return max(1e-4, 10 * direct)
     return direct
