@@ -60,18 +60,25 @@ def nvrtc_source(variant: Variant) -> str:
     return f'// headers {headers_digest(variant.file.parent)}\n#line 1 "{display_path(variant.file)}"\n{text}'
 
 
+def nvrtc_library() -> Any | None:
+    """CuPy's binding of libnvrtc when the library loads here (it needs no GPU or driver), else None
+    (pip install nvidia-cuda-nvrtc)."""
+    try:
+        from cupy_backends.cuda.libs import nvrtc
+
+        nvrtc.getVersion()
+    except Exception:
+        return None
+    return nvrtc
+
+
 def nvrtc_rejects(variant: Variant, arch: str) -> str | None:
     """NVRTC's first error for the variant (file:line), compiled as `gpuprof run` compiles it, with
     no GPU; None when it compiles, or when this machine has no NVRTC or arch is not one sm_XX.
     nvcc includes cuda_runtime.h (and math.h) in every file, NVRTC does not: a kernel using
     INFINITY builds with `gpuprof build` and then fails at `gpuprof run` without this check."""
-    if variant.file is None or not re.fullmatch(r"(sm|compute)_\d+[af]?", arch):
-        return None
-    try:
-        from cupy_backends.cuda.libs import nvrtc
-
-        nvrtc.getVersion()
-    except Exception:  # no libnvrtc here (pip install nvidia-cuda-nvrtc): nothing to say
+    nvrtc = nvrtc_library()
+    if nvrtc is None or variant.file is None or not re.fullmatch(r"(sm|compute)_\d+[af]?", arch):
         return None
     program = nvrtc.createProgram(nvrtc_source(variant), variant.file.name, [], [])
     try:
