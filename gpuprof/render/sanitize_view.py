@@ -159,10 +159,21 @@ def _counts_sentence(r: SanitizeResult) -> str:
 def skipped_line(run: SanitizeRun) -> Text | None:
     if not run.skipped and not run.notes:
         return None
-    by_reason: dict[tuple[str, str], list[str]] = {}
+    labels_by: dict[tuple[str, str], list[str]] = {}
     for s in run.skipped:
-        by_reason.setdefault((s.tool, s.reason), []).append(s.label)
-    parts = [f"{tool} skipped for {len(labels)} variant(s) with {reason}" for (tool, reason), labels in by_reason.items()]
+        labels_by.setdefault((s.reason, s.tool), []).append(s.label)
+    # One clause per reason and set of variants, naming every tool it spares (a graph capture is
+    # skipped by all four tools: one clause, not four copies of its reason).
+    tools_by: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for (reason, tool), labels in labels_by.items():
+        tools_by.setdefault((reason, tuple(labels)), []).append(tool)
+    order = {tool: i for i, tool in enumerate(TOOLS)}
+
+    def named(tools: list[str]) -> str:
+        return ", ".join(sorted(tools, key=lambda t: order.get(t, len(order))))
+
+    parts = [f"{named(tools)} skipped for {len(labels)} variant(s) with {reason}"
+             for (reason, labels), tools in tools_by.items()]
     return Text("; ".join(parts + run.notes), style="dim")
 
 

@@ -193,3 +193,24 @@ def test_a_row_that_captures_a_cuda_graph_is_skipped_by_every_tool_and_says_why(
         assert all(skips[(f"mnist/{name}", tool)] == GRAPH_SKIP_REASON for tool in tools)
     hand = [v.name for v in mnist.variants if not v.vendor]
     assert hand and not any(key[0] == f"mnist/{hand[0]}" for key in skips)
+
+
+@pytest.mark.parametrize("width", [80, 100, 160])
+def test_the_skipped_line_names_each_reason_once_with_its_tools(width):
+    from rich.console import Console
+
+    from gpuprof.commands.sanitize import GRAPH_SKIP_REASON, SanitizeRun, declared_skips
+    from gpuprof.render.sanitize_view import skipped_line
+
+    fams = [(f, f.variants) for f in catalog.load_all()]
+    tools = ["memcheck", "racecheck", "initcheck", "synccheck"]
+    skip = declared_skips(fams, tools, no_shared_memory={"vecadd/grid", "vecadd/one_block"})
+    run = SanitizeRun([], [sanitize.Skipped(label, tool, reason) for (label, tool), reason in skip.items()])
+    console = Console(width=width, record=True, color_system=None)
+    console.print(skipped_line(run))
+    text = " ".join(console.export_text().split())
+    assert "…" not in text
+    assert "racecheck skipped for 2 variant(s) with no shared memory (ptxas)" in text
+    assert text.count(GRAPH_SKIP_REASON) == 1
+    assert f"memcheck, racecheck, initcheck, synccheck skipped for 1 variant(s) with {GRAPH_SKIP_REASON}" in text
+    assert "racecheck, synccheck skipped for" in text
