@@ -117,8 +117,8 @@ def run_variant(family: Family, variant: Variant, size: dict[str, int], policy: 
             row.timing = timing.measure(launch, harness, policy, host_synchronous=host_synchronous(variant))
             emit("verify")
             audit_timed_launches(row.check, spec, prepared, launch, harness, family.inplace,
-                                 cupti=(variant.vendor or not variant.is_cuda or variant.plan is not None)
-                                 and not host_synchronous(variant))  # a held stream would block its copies
+                                 cupti=variant.vendor or not variant.is_cuda or variant.plan is not None,
+                                 held=not host_synchronous(variant))  # a held stream would block its copies
         del prepared
     except _cuda_errors() as exc:
         # A sticky CUDA error (illegal address, launch failure) poisons the whole context.
@@ -133,19 +133,20 @@ def run_variant(family: Family, variant: Variant, size: dict[str, int], policy: 
 
 
 def audit_timed_launches(check: CheckResult, spec: Any, prepared: Prepared, launch: timing.Launch,
-                         harness: timing.Harness, inplace: bool, cupti: bool = True) -> None:
+                         harness: timing.Harness, inplace: bool, cupti: bool = True, held: bool = True) -> None:
     """After timing: the last timed output and the inputs checked again (WRONG), then the timed
     launch audited for skipped work (WRONG) and for work on another stream (IMPOSSIBLE). cupti:
     also read the launch's CUPTI records (a callable or a host-side plan may pick its own stream;
-    one kernel launched by gpuprof on the timed stream cannot, and the timing audit covers it)."""
+    one kernel launched by gpuprof on the timed stream cannot, and the timing audit covers it).
+    held=False: a host-synchronous unit, whose copies cannot be queued behind a held stream."""
     wrong = recheck_after_timing(spec, prepared, harness.stream, inplace)
     if not wrong:
-        skipped = integrity.skips_when_written(launch, lambda: repoison(spec, prepared), harness)
+        skipped = integrity.skips_when_written(launch, lambda: repoison(spec, prepared), harness, held=held)
         wrong = [skipped] if skipped else []
     if wrong:
         check.status, check.reasons = WRONG, check.reasons + wrong
         return
-    elsewhere = integrity.off_stream(launch, harness, cupti=cupti)
+    elsewhere = integrity.off_stream(launch, harness, cupti=cupti and held)
     if elsewhere:
         check.status, check.reasons = IMPOSSIBLE, check.reasons + [elsewhere]
 

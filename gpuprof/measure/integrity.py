@@ -18,8 +18,10 @@ Two ways a variant can pass its check and still be timed doing nothing:
   smallest excess is used, so one OS hiccup during a sync cannot flag a correct variant.
 - it skips its work when the output already holds a result (it caches, or checks a flag): the
   timed launches, after the first, find the output written. `skips_when_written` times a launch
-  on a freshly poisoned output and one on the written output (both L2-cold); a correct kernel takes
-  the same time, a caching one is much faster the second time.
+  on a freshly poisoned output and one on the written output (both L2-cold, queued behind a hold so
+  the events see device time only: the host's queuing time varies by 2x between two calls of the
+  same PyTorch op, which flagged cuBLAS and torch rows on the H100); a correct kernel takes the
+  same time, a caching one is much faster the second time.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuprof.gpu import cupy
-from gpuprof.measure.timing import run_untimed_reset, time_one_cold
+from gpuprof.measure.timing import run_untimed_reset, time_one_cold, time_one_held
 
 OFF_STREAM_MIN_S = 50e-6  # device work left after the timed stream finished that counts ...
 OFF_STREAM_RATIO = 0.25  # ... and beyond this fraction of the event time
@@ -162,13 +164,15 @@ def _short(name: str) -> str:
     return name.split("(")[0].split("<")[0][:60]
 
 
-def skips_when_written(launch: Launch, poison: Callable[[], None], harness: Any, trials: int = TRIALS) -> str | None:
-    """SKIPS_REASON (with the figures) when a launch on a written output is much faster."""
+def skips_when_written(launch: Launch, poison: Callable[[], None], harness: Any, trials: int = TRIALS,
+                       held: bool = True) -> str | None:
+    """SKIPS_REASON (with the figures) when a launch on a written output is much faster.
+    held=False for a host-synchronous unit (its copies would wait out the hold)."""
     poisoned, written = [], []
     for _ in range(trials):
         poison()
-        poisoned.append(_time_cold(launch, harness))
-        written.append(_time_cold(launch, harness))
+        poisoned.append(_time_cold(launch, harness, held))
+        written.append(_time_cold(launch, harness, held))
         if poisoned[-1] > LONG_LAUNCH_S:
             break  # noise is far below the 2x at this length: one pair is enough
     if not skips_verdict(poisoned, written):
@@ -177,9 +181,10 @@ def skips_when_written(launch: Launch, poison: Callable[[], None], harness: Any,
             f"{statistics.median(poisoned) * 1e6:.1f} µs on a poisoned one)")
 
 
-def _time_cold(launch: Launch, harness: Any) -> float:
+def _time_cold(launch: Launch, harness: Any, held: bool = True) -> float:
     cupy().cuda.Device().synchronize()  # the poison ran on CuPy's default stream, not the timed one
     # A launch with an untimed reset (managed memory sent back to the host) gets it before each
     # audited launch too, as before each timed sample: else the second launch finds its data moved.
     run_untimed_reset(launch, harness.stream)
-    return time_one_cold(launch, harness)
+    seconds = time_one_held(launch, harness) if held else None
+    return seconds if seconds is not None else time_one_cold(launch, harness)

@@ -286,6 +286,24 @@ def time_one_cold(launch: Launch, harness: Harness) -> float:
     return _elapsed_s(start, end)
 
 
+def time_one_held(launch: Launch, harness: Harness) -> float | None:
+    """Device seconds of one launch (L2 cold), queued behind a hold so the events bracket only the
+    device's work: unheld, a callable's event span is mostly the host queuing it (20-100 µs of
+    Python and launch latency on the H100, varying from call to call), which is not the work.
+    None when the launch waited on the host past the hold (a host-synchronous unit)."""
+    start, end = harness.events(2)
+    harness.hold()
+    harness.flush()
+    start.record(harness.stream)
+    launch(harness.stream)
+    end.record(harness.stream)
+    harness.release()
+    end.synchronize()
+    if harness.took_too_long():
+        return None
+    return _elapsed_s(start, end)
+
+
 def _elapsed_s(start: Any, end: Any) -> float:
     return cupy().cuda.get_elapsed_time(start, end) / 1e3
 

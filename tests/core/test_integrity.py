@@ -235,7 +235,7 @@ def test_skips_verdict():
 def test_skips_when_written_times_poisoned_and_written_launches(monkeypatch):
     state = {"written": False}
 
-    def fake_time_cold(launch, harness):
+    def fake_time_cold(launch, harness, held=True):
         took = 4e-6 if state["written"] else 1e-3  # a caching kernel
         state["written"] = True
         return took
@@ -244,8 +244,26 @@ def test_skips_when_written_times_poisoned_and_written_launches(monkeypatch):
     reason = integrity.skips_when_written(None, lambda: state.update(written=False), harness=None)
     assert reason and reason.startswith(integrity.SKIPS_REASON) and "4.0 µs on a written output" in reason
 
-    monkeypatch.setattr(integrity, "_time_cold", lambda launch, harness: 1e-3)
+    monkeypatch.setattr(integrity, "_time_cold", lambda launch, harness, held=True: 1e-3)
     assert integrity.skips_when_written(None, lambda: None, harness=None) is None
+
+
+@pytest.mark.parametrize(("held", "held_seconds", "expected", "calls"), [
+    (True, 9e-6, 9e-6, ["held"]),  # device time only: the host's queuing time is not in the span
+    (True, None, 60e-6, ["held", "cold"]),  # the launch waited out the hold: timed unheld instead
+    (False, 9e-6, 60e-6, ["cold"]),  # host-synchronous: never queued behind a hold
+])
+def test_the_skips_audit_times_behind_a_hold_unless_it_cannot(monkeypatch, held, held_seconds, expected, calls):
+    """On the H100 unheld event spans of a cuBLAS or torch call were 23-105 µs of host queuing
+    and differed 2x between a poisoned and a written output, flagging correct vendor rows."""
+    seen = []
+    monkeypatch.setattr(integrity, "cupy", lambda: types.SimpleNamespace(
+        cuda=types.SimpleNamespace(Device=lambda: types.SimpleNamespace(synchronize=lambda: None))))
+    monkeypatch.setattr(integrity, "time_one_held", lambda launch, harness: seen.append("held") or held_seconds)
+    monkeypatch.setattr(integrity, "time_one_cold", lambda launch, harness: seen.append("cold") or 60e-6)
+    harness = types.SimpleNamespace(stream=FakeStream())
+    assert integrity._time_cold(lambda stream: None, harness, held) == expected
+    assert seen == calls
 
 
 # ---------------------------------------------------------------- run_variant's decision
@@ -260,7 +278,7 @@ def test_skips_when_written_times_poisoned_and_written_launches(monkeypatch):
 ])
 def test_audit_timed_launches_sets_the_status(monkeypatch, recheck, skips, elsewhere, status, reason):
     monkeypatch.setattr(run_core, "recheck_after_timing", lambda *a: list(recheck))
-    monkeypatch.setattr(run_core.integrity, "skips_when_written", lambda *a: skips)
+    monkeypatch.setattr(run_core.integrity, "skips_when_written", lambda *a, **k: skips)
     monkeypatch.setattr(run_core.integrity, "off_stream", lambda *a, **k: elsewhere)
     result = CheckResult(status=OK, max_rel_error=0.0, tolerance=1e-6)
     run_core.audit_timed_launches(result, None, None, None, types.SimpleNamespace(stream=FakeStream()), False)
