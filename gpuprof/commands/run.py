@@ -108,8 +108,8 @@ def run_variant(family: Family, variant: Variant, size: dict[str, int], policy: 
         emit("compile")
         launch_for = make_launch_factory(family, variant, spec)
         emit("check")
-        row.check, prepared = check_variant(spec, variant, launch_for,
-                                            [*family.check_sizes, row.size], harness.stream, family.inplace)
+        row.check, prepared = check_variant(spec, variant, launch_for, [*family.check_sizes, row.size],
+                                            harness.stream, family.inplace, family.check_launches)
         if row.check.status == OK and not check_only:
             emit("time")
             repoison(spec, prepared)  # the timed launches start from an unwritten output

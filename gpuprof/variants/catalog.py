@@ -112,6 +112,9 @@ class Family:
     # `inplace = true` in family.toml: the kernels overwrite their inputs by design, so the check
     # does not hold a changed input against them (the reference still uses the untouched copy).
     inplace: bool = False
+    # `check_launches = N` in family.toml: launches judged per check size, for a family whose launch
+    # is too slow for the check's own number (None: measure.check.CHECK_LAUNCHES).
+    check_launches: int | None = None
 
     def variant(self, name: str) -> Variant:
         """By name, by alias, or by a prefix that picks out exactly one variant."""
@@ -220,6 +223,7 @@ def parse_manifest(path: Path) -> Family:
         variants=tuple(parse_variant(path, i, v) for i, v in enumerate(m.table_list("variant"), 1)),
         directory=path.parent,
         inplace=m.bool("inplace", default=False),
+        check_launches=m.opt_count("check_launches"),
     )
     _validate(path, family)
     return family
@@ -412,6 +416,15 @@ class _Manifest:
         value = self.data.get(key, default)
         if not isinstance(value, bool):
             raise self.fail(key, "must be true or false")
+        return value
+
+    def opt_count(self, key: str) -> int | None:
+        """An optional whole number >= 1 (None when the key is absent)."""
+        if key not in self.data:
+            return None
+        value = self.data[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise self.fail(key, f"is {value!r}; it must be a whole number of at least 1")
         return value
 
     def opt_str(self, key: str) -> str | None:

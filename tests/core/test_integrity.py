@@ -7,6 +7,7 @@ reorder a sum from launch to launch) must pass."""
 
 from __future__ import annotations
 
+import dataclasses
 import types
 
 import numpy as np
@@ -15,7 +16,7 @@ import pytest
 from gpuprof.analysis.ceilings import Ceilings
 from gpuprof.commands import run as run_core
 from gpuprof.measure import check, integrity
-from gpuprof.results import IMPOSSIBLE, OK, WRONG, CheckResult
+from gpuprof.results import IMPOSSIBLE, OK, WRONG, CheckResult, size_label
 
 NUMPY_NAMES = ("float64", "float32", "uint8", "isnan", "count_nonzero", "sqrt", "mean", "maximum", "abs",
                "nanmax", "ascontiguousarray", "array_equal", "full", "nan")
@@ -71,8 +72,8 @@ def zeroes_inputs(inputs, out, size):
     return launch
 
 
-def run_check(launch_for, inplace=False, sizes=SIZES):
-    return check.check_variant(VecaddSpec, "v", launch_for, sizes, FakeStream(), inplace)
+def run_check(launch_for, inplace=False, sizes=SIZES, launches=None, spec=VecaddSpec):
+    return check.check_variant(spec, "v", launch_for, sizes, FakeStream(), inplace, launches)
 
 
 def time_it(prepared, launch_for, launches=5):
@@ -137,8 +138,9 @@ def test_a_kernel_that_exits_early_after_its_first_call_is_wrong_after_timing(fa
 
         return launch
 
-    result, prepared = run_check(first_call_only, sizes=[{"n": 100_000}])
-    assert result.status == OK  # one size, one call: the check alone cannot see it
+    # A family that asks for one launch per size (check_launches = 1): the check alone cannot see it.
+    result, prepared = run_check(first_call_only, sizes=[{"n": 100_000}], launches=1)
+    assert result.status == OK
     reasons = time_it(prepared, first_call_only)
     assert reasons and reasons[0].startswith("result changed while timed: 100000 of 100000 outputs not written")
 
@@ -154,7 +156,7 @@ def test_a_kernel_that_drifts_on_later_calls_is_wrong_after_timing(fake_cupy):
 
         return launch
 
-    result, prepared = run_check(drifts, sizes=[{"n": 1000}])
+    result, prepared = run_check(drifts, sizes=[{"n": 1000}], launches=1)
     assert result.status == OK
     assert time_it(prepared, drifts)[0].startswith("result changed while timed: error")
 
@@ -187,9 +189,167 @@ def test_inputs_changed_during_timing_are_named(fake_cupy):
 
         return launch
 
-    result, prepared = run_check(zeroes_later, sizes=[{"n": 1000}])
+    result, prepared = run_check(zeroes_later, sizes=[{"n": 1000}], launches=1)
     assert result.status == OK
     assert "modified its inputs while timed (b)" in time_it(prepared, zeroes_later)
+
+
+# ---------------------------------------------------------------- several launches per size
+
+
+class CountingSpec(VecaddSpec):
+    """VecaddSpec that counts its float64 references (the expensive part of a check)."""
+
+    references = 0
+
+    @classmethod
+    def reference(cls, inputs, size):
+        cls.references += 1
+        return VecaddSpec.reference(inputs, size)
+
+
+def counted(launch_for):
+    """launch_for wrapped so that every launch is counted (per size, in order)."""
+    launches = []
+
+    def factory(inputs, out, size):
+        launch = launch_for(inputs, out, size)
+
+        def counted_launch(stream):
+            launches.append(size["n"])
+            launch(stream)
+
+        return counted_launch
+
+    return factory, launches
+
+
+def test_a_correct_kernel_is_launched_three_times_per_size_against_one_reference(fake_cupy, monkeypatch):
+    monkeypatch.setattr(CountingSpec, "references", 0)
+    factory, launches = counted(honest)
+    result, prepared = run_check(factory, spec=CountingSpec)
+    assert check.CHECK_LAUNCHES == 3
+    assert result.status == OK and result.reasons == []
+    assert launches == [s["n"] for s in SIZES for _ in range(3)]
+    assert CountingSpec.references == len(SIZES)  # once per size, not once per launch
+    assert prepared.size == SIZES[-1] and not np.isnan(prepared.out).any()
+
+
+def test_a_race_that_shows_on_the_second_launch_is_wrong_and_the_launch_is_named(fake_cupy):
+    calls = {"n": 0}
+
+    def racy(inputs, out, size):
+        def launch(stream):
+            calls["n"] += 1
+            np.add(inputs["a"], inputs["b"], out=out)
+            if calls["n"] == 2:
+                out[-1] += 0.5  # a look-back that read a stale tile once
+
+        return launch
+
+    result, _ = run_check(racy, sizes=[{"n": 4097}, {"n": 100_000}])
+    assert result.status == WRONG
+    assert len(result.reasons) == 1, result.reasons
+    assert result.reasons[0].startswith("4097: launch 2 of 3: error "), result.reasons
+    assert result.reasons[0].endswith("> tolerance 1e-06")
+    assert result.max_rel_error > 0.1  # the worst launch's error is the one recorded
+    # A single launch would have passed it: the audit's C5.
+    calls["n"] = 0
+    assert run_check(racy, sizes=[{"n": 4097}], launches=1)[0].status == OK
+
+
+def test_only_the_first_failing_launch_of_a_size_gives_a_reason_and_launch_one_keeps_its_wording(fake_cupy):
+    def always_off(inputs, out, size):
+        def launch(stream):
+            np.add(inputs["a"], inputs["b"], out=out)
+            out[0] += 1.0
+
+        return launch
+
+    result, _ = run_check(always_off)
+    assert result.status == WRONG
+    assert [r.split(":")[0] for r in result.reasons] == [size_label(s) for s in SIZES]  # one per size
+    assert all("launch" not in r for r in result.reasons)  # launch 1 failed: the old wording
+
+
+def test_a_kernel_that_writes_only_on_its_first_call_is_wrong_at_the_check(fake_cupy):
+    calls = {"n": 0}
+
+    def first_call_only(inputs, out, size):
+        def launch(stream):
+            calls["n"] += 1
+            if calls["n"] == 1:
+                np.add(inputs["a"], inputs["b"], out=out)
+
+        return launch
+
+    result, _ = run_check(first_call_only, sizes=[{"n": 100_000}])
+    assert result.status == WRONG
+    assert result.reasons == ["100000: launch 2 of 3: 100000 of 100000 outputs not written (still NaN)"]
+    assert calls["n"] == 3
+
+
+def test_inputs_changed_on_a_later_launch_are_seen_after_the_last(fake_cupy):
+    calls = {"n": 0}
+
+    def zeroes_on_third(inputs, out, size):
+        def launch(stream):
+            calls["n"] += 1
+            np.add(inputs["a"], inputs["b"], out=out)
+            if calls["n"] == 3:
+                inputs["b"][:1] = 0
+
+        return launch
+
+    result, _ = run_check(zeroes_on_third, sizes=[{"n": 1000}])
+    assert result.status == WRONG
+    assert result.reasons == ["1000: modified its inputs (b); the family reads them only"]
+
+
+def test_an_inplace_familys_inputs_are_restored_in_their_own_arrays_before_each_launch(fake_cupy):
+    seen = []
+
+    def overwrites_its_input(inputs, out, size):
+        a, b = inputs["a"], inputs["b"]  # held by the closure, as a compiled launch holds pointers
+
+        def launch(stream):
+            seen.append((a.copy(), b.copy()))
+            np.add(a, b, out=out)
+            a[:] = out  # in place by design: a relaunch without a restore would add b twice
+
+        return launch
+
+    result, prepared = run_check(overwrites_its_input, inplace=True, sizes=[{"n": 1000}])
+    assert result.status == OK, result.reasons
+    assert len(seen) == 3
+    for a, b in seen:
+        assert np.array_equal(a, prepared.pristine["a"]) and np.array_equal(b, prepared.pristine["b"])
+    # Not restored (the family is not in-place): launch 2 reads what launch 1 wrote, and both
+    # guards say so.
+    seen.clear()
+    result, _ = run_check(overwrites_its_input, sizes=[{"n": 1000}])
+    assert result.status == WRONG
+    assert result.reasons[0].startswith("1000: launch 2 of 3: error ")
+    assert "1000: modified its inputs (a); the family reads them only" in result.reasons
+
+
+def test_the_output_is_poisoned_again_before_each_relaunch(fake_cupy):
+    unwritten = []
+
+    def looks_at_its_output(inputs, out, size):
+        def launch(stream):
+            unwritten.append(bool(np.isnan(out).all()))
+            np.add(inputs["a"], inputs["b"], out=out)
+
+        return launch
+
+    assert run_check(looks_at_its_output, sizes=[{"n": 100}])[0].status == OK
+    assert unwritten == [True, True, True]
+
+
+def test_check_at_needs_one_launch_at_least(fake_cupy):
+    with pytest.raises(ValueError, match="at least one launch"):
+        check.check_at(VecaddSpec, honest, {"n": 10}, FakeStream(), 1e-6, launches=0)
 
 
 # ---------------------------------------------------------------- the audits' verdicts
@@ -340,3 +500,57 @@ def test_inplace_is_a_family_level_manifest_key(tmp_path):
         catalog.parse_manifest(folder / "family.toml")
     assert not any(f.inplace for f in catalog.load_all())
 
+
+
+def copy_of_vecadd(tmp_path):
+    from gpuprof.variants import catalog
+
+    folder = tmp_path / "vecadd"
+    folder.mkdir()
+    for file in (catalog.kernels_root() / "vecadd").iterdir():
+        (folder / file.name).write_bytes(file.read_bytes())
+    return folder / "family.toml"
+
+
+def test_check_launches_is_a_family_level_manifest_key(tmp_path):
+    from gpuprof.errors import InputError
+    from gpuprof.variants import catalog
+
+    manifest = copy_of_vecadd(tmp_path)
+    source = manifest.read_text()
+    assert catalog.parse_manifest(manifest).check_launches is None  # the check's own number
+    manifest.write_text("check_launches = 1\n" + source)
+    assert catalog.parse_manifest(manifest).check_launches == 1
+    for bad in ("0", "-2", "2.5", '"3"', "true"):
+        manifest.write_text(f"check_launches = {bad}\n" + source)
+        with pytest.raises(InputError, match=r"'check_launches' is .*; it must be a whole number of at least 1") as err:
+            catalog.parse_manifest(manifest)
+        assert "\n" not in err.value.message
+    assert all(f.check_launches is None for f in catalog.load_all())  # no family needs fewer today
+
+
+def test_run_variant_passes_the_manifests_check_launches_down(tmp_path, fake_cupy, monkeypatch):
+    from gpuprof import families
+    from gpuprof.variants import catalog
+
+    manifest = copy_of_vecadd(tmp_path)
+    manifest.write_text("check_launches = 1\n" + manifest.read_text())
+    family = catalog.parse_manifest(manifest)
+    factory, launches = counted(honest)
+    cuda = types.SimpleNamespace(runtime=types.SimpleNamespace(CUDARuntimeError=RuntimeError),
+                                 driver=types.SimpleNamespace(CUDADriverError=RuntimeError))
+    monkeypatch.setattr(run_core, "cupy", lambda: types.SimpleNamespace(
+        cuda=cuda, get_default_memory_pool=lambda: types.SimpleNamespace(free_all_blocks=lambda: None)))
+    monkeypatch.setattr(run_core.timing, "shared_harness", lambda: types.SimpleNamespace(stream=FakeStream()))
+    monkeypatch.setattr(run_core, "make_launch_factory", lambda family, variant, spec: factory)
+    monkeypatch.setattr(families, "spec", lambda name: types.SimpleNamespace(
+        **{k: getattr(VecaddSpec, k) for k in ("make_inputs", "make_output", "reference", "tolerance")},
+        flop=lambda size: 0, bytes_moved=lambda size: 12 * size["n"]))
+    family = dataclasses.replace(family, check_sizes=({"n": 7}, {"n": 4097}))
+    row = run_core.run_variant(family, family.variant("grid"), {"n": 1000}, None, check_only=True, emit=lambda step: None)
+    assert row.check.status == OK, row.check.reasons
+    assert launches == [7, 4097, 1000]  # one launch per size, as the manifest asked
+    launches.clear()
+    row = run_core.run_variant(dataclasses.replace(family, check_launches=None), family.variant("grid"), {"n": 1000},
+                               None, check_only=True, emit=lambda step: None)
+    assert launches == [7] * 3 + [4097] * 3 + [1000] * 3
