@@ -8,7 +8,10 @@ reorder a sum from launch to launch) must pass."""
 from __future__ import annotations
 
 import dataclasses
+import json
+import sys
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -554,3 +557,58 @@ def test_run_variant_passes_the_manifests_check_launches_down(tmp_path, fake_cup
     row = run_core.run_variant(dataclasses.replace(family, check_launches=None), family.variant("grid"), {"n": 1000},
                                None, check_only=True, emit=lambda step: None)
     assert launches == [7] * 3 + [4097] * 3 + [1000] * 3
+
+
+# ---------------------------------------------------------------- the CUPTI window
+
+
+class _FakeProfile:
+    """torch.profiler.profile that 'records' the trace events it was given."""
+
+    def __init__(self, events):
+        self.events = events
+
+    def __call__(self, activities):
+        return self
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def export_chrome_trace(self, path):
+        Path(path).write_text(json.dumps({"traceEvents": self.events}), encoding="utf-8")
+
+
+def _fake_torch(monkeypatch, events):
+    torch = types.SimpleNamespace(cuda=types.SimpleNamespace(is_available=lambda: True))
+    profiler = types.SimpleNamespace(ProfilerActivity=types.SimpleNamespace(CUDA="cuda"), profile=_FakeProfile(events))
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setitem(sys.modules, "torch.profiler", profiler)
+    monkeypatch.setattr(integrity, "cupy", lambda: types.SimpleNamespace(
+        cuda=types.SimpleNamespace(Device=lambda: types.SimpleNamespace(synchronize=lambda: None))))
+
+
+def _window_harness(timed_out):
+    calls = []
+    harness = types.SimpleNamespace(
+        stream=FakeStream(), hold=lambda: calls.append("hold"), release=lambda: calls.append("release"),
+        probe_clock=lambda after=False: calls.append("probe"), took_too_long=lambda: timed_out)
+    return harness, calls
+
+
+@pytest.mark.parametrize(("timed_out", "expected"), [
+    (False, [("gpuprof_clock_probe", 13, 10.0, 11.0), ("add_kernel", 14, 5.0, 6.0), ("gpuprof_clock_probe", 13, 20.0, 21.0)]),
+    (True, None),  # the host sat out the hold (a module load waited for the held stream): no verdict
+])
+def test_the_cupti_window_is_entered_warm_and_trusted_only_if_the_hold_held(monkeypatch, timed_out, expected):
+    events = [{"cat": "kernel", "name": name, "args": {"stream": stream}, "ts": start, "dur": end - start}
+              for name, stream, start, end in [("gpuprof_clock_probe", 13, 10.0, 11.0), ("add_kernel", 14, 5.0, 6.0),
+                                               ("gpuprof_clock_probe", 13, 20.0, 21.0)]]
+    events.append({"cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 1.0, "dur": 1.0})  # not GPU work
+    _fake_torch(monkeypatch, events)
+    harness, calls = _window_harness(timed_out)
+    assert integrity._cupti_activities(lambda stream: calls.append("launch"), harness) == expected
+    # a first call (compiling, loading modules) happens before the hold, never inside it
+    assert calls == ["launch", "hold", "probe", "launch", "probe", "release"]
