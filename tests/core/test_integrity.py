@@ -590,25 +590,33 @@ def _fake_torch(monkeypatch, events):
         cuda=types.SimpleNamespace(Device=lambda: types.SimpleNamespace(synchronize=lambda: None))))
 
 
-def _window_harness(timed_out):
+def _window_harness(timeouts):
+    """timeouts: what took_too_long answers after each window, in turn."""
     calls = []
+    answers = iter(timeouts)
     harness = types.SimpleNamespace(
         stream=FakeStream(), hold=lambda: calls.append("hold"), release=lambda: calls.append("release"),
-        probe_clock=lambda after=False: calls.append("probe"), took_too_long=lambda: timed_out)
+        probe_clock=lambda after=False: calls.append("probe"), took_too_long=lambda: next(answers))
     return harness, calls
 
 
-@pytest.mark.parametrize(("timed_out", "expected"), [
-    (False, [("gpuprof_clock_probe", 13, 10.0, 11.0), ("add_kernel", 14, 5.0, 6.0), ("gpuprof_clock_probe", 13, 20.0, 21.0)]),
-    (True, None),  # the host sat out the hold (a module load waited for the held stream): no verdict
+WINDOW = ["hold", "probe", "launch", "probe", "release"]
+RECORDS = [("gpuprof_clock_probe", 13, 10.0, 11.0), ("add_kernel", 14, 5.0, 6.0), ("gpuprof_clock_probe", 13, 20.0, 21.0)]
+
+
+@pytest.mark.parametrize(("timeouts", "expected", "windows"), [
+    ([False], RECORDS, 1),
+    ([True, False], RECORDS, 2),  # the host was held up once (CUPTI's first enabling): tried again
+    ([True, True], None, 2),  # twice: no verdict, the timing audit decides
 ])
-def test_the_cupti_window_is_entered_warm_and_trusted_only_if_the_hold_held(monkeypatch, timed_out, expected):
+def test_the_cupti_window_is_entered_warm_and_trusted_only_if_the_hold_held(monkeypatch, timeouts, expected, windows):
     events = [{"cat": "kernel", "name": name, "args": {"stream": stream}, "ts": start, "dur": end - start}
-              for name, stream, start, end in [("gpuprof_clock_probe", 13, 10.0, 11.0), ("add_kernel", 14, 5.0, 6.0),
-                                               ("gpuprof_clock_probe", 13, 20.0, 21.0)]]
+              for name, stream, start, end in RECORDS]
     events.append({"cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 1.0, "dur": 1.0})  # not GPU work
     _fake_torch(monkeypatch, events)
-    harness, calls = _window_harness(timed_out)
+    monkeypatch.setattr(integrity, "_profiler_started", False)
+    harness, calls = _window_harness(timeouts)
     assert integrity._cupti_activities(lambda stream: calls.append("launch"), harness) == expected
-    # a first call (compiling, loading modules) happens before the hold, never inside it
-    assert calls == ["launch", "hold", "probe", "launch", "probe", "release"]
+    # a first call (compiling, loading modules, enabling CUPTI) happens before any hold, never inside one
+    assert calls == ["launch"] + WINDOW * windows
+    assert integrity._profiler_started
