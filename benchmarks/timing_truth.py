@@ -98,15 +98,29 @@ def per_launch(kernel_durations: list[float], count: int) -> list[float]:
     return [sum(kernel_durations[i:i + per]) for i in range(0, len(kernel_durations), per)]
 
 
+def chosen_cases(text: str) -> list[tuple[str, str, str]]:
+    """The CASES named by --cases ('all', or FAMILY/VARIANT/SIZE,...); an unknown name is an error."""
+    if text == "all":
+        return list(CASES)
+    known = {"/".join(case): case for case in CASES}
+    wanted = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in wanted if name not in known]
+    if unknown or not wanted:
+        raise SystemExit(f"error: unknown case(s) {', '.join(unknown) or '(none given)'}; known: {', '.join(known)}")
+    return [known[name] for name in wanted]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, default=Path("."))
-    parser.add_argument("--cases", default="all")
+    parser.add_argument("--cases", default="all",
+                        help="'all', or a comma list of FAMILY/VARIANT/SIZE from CASES, e.g. matmul/cublas/512")
     args = parser.parse_args()
+    cases = chosen_cases(args.cases)
     args.out.mkdir(parents=True, exist_ok=True)
     log_dir = Path(tempfile.mkdtemp(prefix="gpuprof-truth-"))  # ncu logs stay on the machine
     rows = []
-    for family, variant, size_text in CASES:
+    for family, variant, size_text in cases:
         size = size_of(family, size_text)
         medians = {}
         for mode in ("cold", "cupti", "hot", "graph"):

@@ -33,3 +33,11 @@ def test_single_kernel_launches_keep_every_sample(truth):
 def test_a_kernel_count_that_does_not_split_into_launches_is_an_error(truth):
     with pytest.raises(RuntimeError, match="not a multiple"):
         truth.per_launch([1e-3] * 8, 7)
+
+
+def test_cases_can_be_chosen_by_name_and_an_unknown_one_is_an_error(truth):
+    assert truth.chosen_cases("all") == truth.CASES
+    assert truth.chosen_cases("matmul/cublas/512, vecadd/grid/2^20") == [("matmul", "cublas", "512"),
+                                                                        ("vecadd", "grid", "2^20")]
+    with pytest.raises(SystemExit, match="unknown case"):
+        truth.chosen_cases("matmul/cublas/513")
