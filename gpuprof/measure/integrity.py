@@ -32,7 +32,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +89,11 @@ def skips_verdict(poisoned_s: list[float], written_s: list[float]) -> bool:
 
 def off_stream(launch: Launch, harness: Any, trials: int = TRIALS, cupti: bool = True) -> str | None:
     """OFF_STREAM_REASON (with the evidence) when the launch's work did not stay on harness.stream."""
+    # One call before anything is judged: a first call compiles and loads its kernels (PyTorch
+    # loads modules lazily), which inflated the first trial's event span on the H100 until the
+    # side-stream work it hid fell under the ratio, and blocked the host inside the CUPTI window.
+    launch(harness.stream)
+    cupy().cuda.Device().synchronize()
     records = _cupti_activities(launch, harness) if cupti else None
     if records is not None:
         elsewhere = escaped_work(records)
@@ -138,14 +142,14 @@ def _cupti_activities(launch: Launch, harness: Any) -> list[tuple[str, int, floa
     try:
         from torch.profiler import ProfilerActivity, profile
 
-        # One call before the window, under a profiler the first time in this process: a first call
-        # compiles and loads its kernels, and CUPTI's first enabling waits for the device; either
-        # behind the held stream made the host sit out the whole hold (seen on the H100).
+        # CUPTI's first enabling in a process waits for the device: behind the held stream it made
+        # the host sit out the whole hold (seen on the H100), so it is enabled once beforehand.
         global _profiler_started
-        with profile(activities=[ProfilerActivity.CUDA]) if not _profiler_started else nullcontext():
-            launch(harness.stream)
-            cupy().cuda.Device().synchronize()
-        _profiler_started = True
+        if not _profiler_started:
+            with profile(activities=[ProfilerActivity.CUDA]):
+                harness.probe_clock()
+                cupy().cuda.Device().synchronize()
+            _profiler_started = True
         for _attempt in range(2):  # a hold that gave way once (the host was held up) is tried again
             with profile(activities=[ProfilerActivity.CUDA]) as prof:
                 harness.hold()  # nothing ordered by the timed stream can start before release

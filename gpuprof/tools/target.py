@@ -21,7 +21,14 @@ class LaunchTarget:
 
     @property
     def nvtx_include(self) -> str:
-        """ncu's expression for exactly this variant's launches (push/pop ranges need the '/')."""
+        """ncu's expression for exactly this variant's launches (push/pop ranges need the '/').
+
+        A variant named like its family (fused/fused) is selected by the family range alone: on
+        the H100 ncu 2025.3 profiled nothing for 'fused/fused/', a range nested in one of the same
+        name. The child runs only the variants asked for, each inside the family range, so the
+        family range selects the same launches (warm-ups run outside every range)."""
+        if self.variant == self.family:
+            return f"{self.family}/"
         return f"{self.family}/{self.variant}/"
 
     def argv(self) -> list[str]:

@@ -154,3 +154,20 @@ def test_default_sections_still_give_every_recorded_advice_and_table_field():
         argv = ncu_tool.profile_argv("ncu", ncu_tool.NcuOptions(), Path("r"), ["app"])
         asked = {argv[i + 1] for i, a in enumerate(argv) if a == "--section"}
         assert asked == set(ncu_tool.SECTIONS) and "MemoryWorkloadAnalysis" not in asked
+
+
+def test_a_variant_named_like_its_family_is_selected_by_the_family_range():
+    """ncu 2025.3 on the H100 profiled nothing for 'fused/fused/' (a range inside one of the same
+    name); the child runs only the variants asked for, so 'fused/' selects the same launches."""
+    from gpuprof.tools.target import LaunchTarget
+
+    assert LaunchTarget("fused", "fused", {"n": 1}).nvtx_include == "fused/"
+    assert LaunchTarget("fused", "eager", {"n": 1}).nvtx_include == "fused/eager/"
+    assert LaunchTarget("matmul", "naive", {"n": 1}).nvtx_include == "matmul/naive/"
+
+    def row(*ranges: str) -> NcuKernelRow:
+        return NcuKernelRow(id=0, kernel_name="k", demangled_name="k", nvtx_ranges=ranges)
+
+    rows = [row("fused", "fused"), row("fused", "eager", "aten::conv2d")]  # the batch's report: both
+    grouped = rows_by_variant(rows, "fused", ["fused", "eager"])
+    assert grouped == {"fused": [rows[0]], "eager": [rows[1]]}
