@@ -64,6 +64,7 @@ def compare(
     allow_different_gpu: AllowGpu = False,
     allow_mismatch: AllowMismatch = False,
     force: Force = False,
+    wide: Annotated[bool, typer.Option("--wide", help="Every column of the table, whatever the terminal width.")] = False,
 ) -> None:
     """Compare results files row by row, relative to the run's common shift when it has control rows.
 
@@ -88,6 +89,7 @@ def compare(
             gab_json,
             render_compare_table,
         )
+        from gpuprof.render.fit import print_table
         from gpuprof.results import atomic_write_text
 
         bases, new = _split(files, base)
@@ -115,7 +117,9 @@ def compare(
                 atomic_write_text(Path(target), itertools.chain(compare_json_parts(report), ["\n"]))
         if str(target) != "-":
             big = len(report.verdicts) > LARGE_REPORT_ROWS
-            human_console(target).print(render_compare_table(report, hide_same=big))
+            console = human_console(target)
+            print_table(console, render_compare_table(report, hide_same=big, width=None if wide else console.width),
+                        wide)
         failures = gate(report)
     if failures:
         raise Finding(_gate_message(failures, len(file_problems(report))))

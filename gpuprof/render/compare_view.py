@@ -12,6 +12,7 @@ from rich.text import Text
 
 from gpuprof.analysis.compare import UNDECIDED, CompareReport, FailOn, Reason, Status, Verdict, file_problems, gate
 from gpuprof.render import units
+from gpuprof.render.fit import Column, fitted_table
 from gpuprof.results import json_lines
 
 # Worst first, so a reader meets the failures before the noise.
@@ -26,23 +27,27 @@ _STYLE = {
 _HEADERS = ("row", "verdict", "base", "new", "change", "CI of change", "p", "reason")
 
 
-def render_compare_table(report: CompareReport, hide_same: bool = False) -> Table:
+# What each column is worth at a narrow width: 0 always shown, higher dropped first.
+_COLUMNS = (
+    Column("row", 0, "left"), Column("verdict", 0, "left"), Column("base", 2), Column("new", 2),
+    Column("change", 0), Column("CI of change", 1, "left"), Column("p", 4),
+    Column("reason", 3, "left", "reason: why each row got its verdict (--json and --markdown give it)"),
+)
+
+
+def render_compare_table(report: CompareReport, hide_same: bool = False, width: int | None = None) -> Table:
     """hide_same leaves SAME rows out of the table (the caption still counts them): a terminal
-    view of 18k unchanged rows helps nobody and takes Rich minutes to lay out."""
+    view of 18k unchanged rows helps nobody and takes Rich minutes to lay out.
+
+    width: the console's; columns that do not fit are left out (the caption names them) rather
+    than squeezed (at 100 columns a long row id folded 'SLOWER' into 'SLOWE/R'); None: every column."""
     shown = [v for v in _ordered(report.verdicts) if not (hide_same and v.status is Status.SAME)]
     hidden = len(report.verdicts) - len(shown)
     hidden_line = f"{hidden} SAME rows not shown (--json and --markdown list them)"
-    table = Table(title=f"{report.base_label} → {report.new_label}  ({_policy_line(report)})",
-                  caption="\n".join([*verdict_lines(report), *([hidden_line] if hidden else [])]),
-                  title_justify="left", caption_justify="left")
-    longest = max((len(v.row_id) for v in shown), default=3)
-    for header in _HEADERS:
-        # Row ids are never cut: narrow consoles squeeze and wrap the other columns instead.
-        extra = {"min_width": longest, "no_wrap": True} if header == "row" else {"overflow": "fold"}
-        table.add_column(header, justify="right" if header in ("base", "new", "change", "p") else "left", **extra)
-    for v in shown:
-        table.add_row(*_cells(v, Text(v.status.value, style=_STYLE[v.status])))
-    return table
+    rows = [list(_cells(v, Text(v.status.value, style=_STYLE[v.status]))) for v in shown]
+    return fitted_table(list(_COLUMNS), rows, width,
+                        title=f"{report.base_label} → {report.new_label}  ({_policy_line(report)})",
+                        caption="\n".join([*verdict_lines(report), *([hidden_line] if hidden else [])]))
 
 
 def compare_markdown(report: CompareReport) -> str:

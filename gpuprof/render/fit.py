@@ -67,3 +67,17 @@ def natural_width(table: Table) -> int:
     folds the lines rather than Rich cutting the cells)."""
     console = Console(width=100_000, record=False)
     return Measurement.get(console, console.options, table).maximum
+
+
+def print_table(console: Console, table: Table, wide: bool) -> None:
+    """At the console's width; wide: at the table's own width when that is more, every cell whole
+    (the terminal folds the lines rather than Rich cutting the cells)."""
+    if not wide:
+        console.print(table)
+        return
+    own = console.width  # Console.print(width=) cannot exceed the console's own width
+    console.width = max(own, natural_width(table))
+    try:
+        console.print(table)
+    finally:
+        console.width = own

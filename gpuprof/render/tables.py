@@ -12,7 +12,7 @@ from gpuprof.analysis.derive import Derived
 from gpuprof.errors import GpuprofError
 from gpuprof.measure.timing import MODES
 from gpuprof.render import units
-from gpuprof.render.fit import Column, fitted_table, natural_width
+from gpuprof.render.fit import Column, fitted_table, print_table
 from gpuprof.results import FAULT, IMPOSSIBLE, OK, SKIPPED, TIMEOUT, WRONG, Timing, size_label
 from gpuprof.variants.catalog import Family
 
@@ -80,15 +80,7 @@ def run_table(family: Family, derived: list[Derived], baseline: str | None, vend
 
 def print_run_table(console: Console, table: Table, wide: bool) -> None:
     """At the console's width; --wide: at the table's own width when that is more, every cell whole."""
-    if not wide:
-        console.print(table)
-        return
-    own = console.width  # Console.print(width=) cannot exceed the console's own width
-    console.width = max(own, natural_width(table))
-    try:
-        console.print(table)
-    finally:
-        console.width = own
+    print_table(console, table, wide)
 
 
 def _throttle_note(derived: list[Derived]) -> str:
