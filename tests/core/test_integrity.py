@@ -130,17 +130,28 @@ def test_a_changed_input_is_seen_bitwise_and_nan_equals_itself(fake_cupy):
 # ---------------------------------------------------------------- after timing
 
 
-def test_a_kernel_that_exits_early_after_its_first_call_is_wrong_after_timing(fake_cupy):
+def counted_kernel(body):
+    """A launch factory whose kernel is body(call number from 1, inputs, out); .calls["n"] counts calls."""
     calls = {"n": 0}
 
-    def first_call_only(inputs, out, size):
+    def factory(inputs, out, size):
         def launch(stream):
             calls["n"] += 1
-            if calls["n"] == 1:
-                np.add(inputs["a"], inputs["b"], out=out)
+            body(calls["n"], inputs, out)
 
         return launch
 
+    factory.calls = calls
+    return factory
+
+
+def first_call_only_kernel():
+    """Writes its output on its first call only (returns early after)."""
+    return counted_kernel(lambda n, inputs, out: np.add(inputs["a"], inputs["b"], out=out) if n == 1 else None)
+
+
+def test_a_kernel_that_exits_early_after_its_first_call_is_wrong_after_timing(fake_cupy):
+    first_call_only = first_call_only_kernel()
     # A family that asks for one launch per size (check_launches = 1): the check alone cannot see it.
     result, prepared = run_check(first_call_only, sizes=[{"n": 100_000}], launches=1)
     assert result.status == OK
@@ -239,16 +250,13 @@ def test_a_correct_kernel_is_launched_three_times_per_size_against_one_reference
 
 
 def test_a_race_that_shows_on_the_second_launch_is_wrong_and_the_launch_is_named(fake_cupy):
-    calls = {"n": 0}
+    def stale_once(n, inputs, out):
+        np.add(inputs["a"], inputs["b"], out=out)
+        if n == 2:
+            out[-1] += 0.5  # a look-back that read a stale tile once
 
-    def racy(inputs, out, size):
-        def launch(stream):
-            calls["n"] += 1
-            np.add(inputs["a"], inputs["b"], out=out)
-            if calls["n"] == 2:
-                out[-1] += 0.5  # a look-back that read a stale tile once
-
-        return launch
+    racy = counted_kernel(stale_once)
+    calls = racy.calls
 
     result, _ = run_check(racy, sizes=[{"n": 4097}, {"n": 100_000}])
     assert result.status == WRONG
@@ -276,33 +284,20 @@ def test_only_the_first_failing_launch_of_a_size_gives_a_reason_and_launch_one_k
 
 
 def test_a_kernel_that_writes_only_on_its_first_call_is_wrong_at_the_check(fake_cupy):
-    calls = {"n": 0}
-
-    def first_call_only(inputs, out, size):
-        def launch(stream):
-            calls["n"] += 1
-            if calls["n"] == 1:
-                np.add(inputs["a"], inputs["b"], out=out)
-
-        return launch
-
+    first_call_only = first_call_only_kernel()
     result, _ = run_check(first_call_only, sizes=[{"n": 100_000}])
     assert result.status == WRONG
     assert result.reasons == ["100000: launch 2 of 3: 100000 of 100000 outputs not written (still NaN)"]
-    assert calls["n"] == 3
+    assert first_call_only.calls["n"] == 3
 
 
 def test_inputs_changed_on_a_later_launch_are_seen_after_the_last(fake_cupy):
-    calls = {"n": 0}
+    def zero_on_third(n, inputs, out):
+        np.add(inputs["a"], inputs["b"], out=out)
+        if n == 3:
+            inputs["b"][:1] = 0
 
-    def zeroes_on_third(inputs, out, size):
-        def launch(stream):
-            calls["n"] += 1
-            np.add(inputs["a"], inputs["b"], out=out)
-            if calls["n"] == 3:
-                inputs["b"][:1] = 0
-
-        return launch
+    zeroes_on_third = counted_kernel(zero_on_third)
 
     result, _ = run_check(zeroes_on_third, sizes=[{"n": 1000}])
     assert result.status == WRONG
