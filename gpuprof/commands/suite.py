@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import statistics
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -46,6 +49,15 @@ def sweep_label(defines: dict[str, int]) -> str:
     return "[" + ",".join(f"{k}={v}" for k, v in defines.items()) + "]" if defines else ""
 
 
+def gpu_record(gpu: int | None, environment: dict[str, Any], row: results.Row, unit_wall_s: float) -> dict[str, Any]:
+    """Which GPU timed the row (index in nvidia-smi numbering, None: the process's default device),
+    its UUID, model and median SM clock, and the unit's wall time (compile, check and timing): a
+    later `suite --gpus --history` orders its units by it, compile time included."""
+    clocks = [c for c in (row.timing.sm_clock_mhz if row.timing else []) if math.isfinite(c) and c > 0]
+    return {"index": gpu, "uuid": environment.get("gpu_uuid"), "name": environment.get("gpu_name"),
+            "sm_clock_mhz": statistics.median(clocks) if clocks else None, "unit_wall_s": round(unit_wall_s, 3)}
+
+
 def label_rows(rows: list[results.Row], case: SuiteCase) -> list[results.Row]:
     """Mark a case's fresh rows: its sweep defines in the variant name, and its control flag."""
     for row in rows:
@@ -72,12 +84,15 @@ def _run_cases(suite: Suite, json_out: Path | None, progress: Callable[[str, Pro
         label = sweep_label(case.defines)
         earlier = outcome.rows if outcome is not None else []
         labelled = 0
+        last_saved = time.monotonic()
 
         def save(part: results.Results, case: SuiteCase = case, earlier: list[results.Row] = earlier) -> None:
             """After every variant: earlier cases' rows plus this case's so far."""
-            nonlocal outcome, labelled
-            label_rows(part.rows[labelled:], case)
-            labelled = len(part.rows)
+            nonlocal outcome, labelled, last_saved
+            now = time.monotonic()
+            for row in label_rows(part.rows[labelled:], case):
+                row.gpu = gpu_record(None, part.environment, row, now - last_saved)
+            labelled, last_saved = len(part.rows), now
             first = outcome or replace(part, command=f"gpuprof suite {suite.path}",
                                        timing_policy={"suite": suite.name, **suite.gate_timing(), **suite.timing},
                                        compare={"preset": suite.compare_preset})

@@ -27,7 +27,7 @@ import numpy as np
 
 from gpuprof import results
 from gpuprof.commands.run import DEFAULT_VARIANT_TIMEOUT_S, RunRequest, run_family
-from gpuprof.commands.suite import case_variants, label_rows, policy_of
+from gpuprof.commands.suite import case_variants, gpu_record, label_rows, policy_of
 from gpuprof.commands.suite_plan import Unit, estimate_units, longest_first, units_of
 from gpuprof.errors import EnvironmentProblem, Finding, GpuprofError, Interrupted, UsageError
 from gpuprof.measure import isolation
@@ -93,13 +93,6 @@ def run_unit(suite: Suite, unit: Unit, worker: isolation.Worker) -> results.Resu
                       worker=worker)
 
 
-def gpu_record(gpu: int, environment: dict[str, Any], row: results.Row) -> dict[str, Any]:
-    """Which GPU timed the row: index (nvidia-smi numbering), UUID, model and its median SM clock."""
-    clocks = [c for c in (row.timing.sm_clock_mhz if row.timing else []) if np.isfinite(c) and c > 0]
-    return {"index": gpu, "uuid": environment.get("gpu_uuid"), "name": environment.get("gpu_name"),
-            "sm_clock_mhz": float(np.median(clocks)) if clocks else None}
-
-
 def warm_worker(worker: isolation.Worker) -> None:
     """Before the first unit: start the variant worker and its timing harness (imports, CUDA context,
     harness compile) in a thread while this process does its own one-time start-up: run_family reads
@@ -146,7 +139,7 @@ def _gpu_process(gpu: int, suite: Suite, tasks: Any, done: Any, work: RunUnit, t
                 part = work(suite, unit, worker)
                 wall_s = time.monotonic() - started
                 for row in part.rows:
-                    row.gpu = gpu_record(gpu, part.environment, row) | {"unit_wall_s": round(wall_s, 3)}
+                    row.gpu = gpu_record(gpu, part.environment, row, wall_s)
                 done.put(UnitDone(unit.number, gpu, part.environment, label_rows(part.rows, suite.cases[unit.case_index]),
                                   started=started, wall_s=wall_s))
             except GpuprofError as exc:

@@ -109,3 +109,24 @@ def test_a_history_file_that_is_not_results_is_one_input_line(tmp_path, monkeypa
     result = CliRunner().invoke(app, ["suite", "suites/smoke.toml", "--gpus", "all", "--history", str(history)])
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert "not a gpuprof results file" in result.output
+
+
+def test_a_one_gpu_suite_records_each_units_wall_time_for_a_later_history(tmp_path, monkeypatch):
+    """Unit walls (compile and check included) let `suite --gpus --history one.json` put the slow
+    units first: estimated from samples alone, torch.compile's 20 s units looked like 2 s ones."""
+    import types
+
+    from gpuprof.commands.suite_plan import history_unit_s
+
+    clock = iter([0.0, 3.0, 10.0, 100.0, 125.0])  # case 1 starts, 2 variants; case 2 starts, 1 variant
+    monkeypatch.setattr(suite_runner, "time", types.SimpleNamespace(monotonic=lambda: next(clock)))
+    monkeypatch.setattr(suite_runner, "run_family", fake_run_family)
+    suite = tmp_path / "two.toml"
+    suite.write_text('schema = 1\nname = "two"\n[[case]]\nfamily = "vecadd"\nvariants = ["grid", "vectorized"]\n'
+                     '[[case]]\nfamily = "matmul"\nvariants = ["smem_tiled"]\n')
+    out = tmp_path / "one.json"
+    suite_runner.run_suite(suite_runner.load(suite), out)
+    rows = results.load(out).rows
+    assert [r.gpu["unit_wall_s"] for r in rows] == [3.0, 7.0, 25.0]
+    assert [history_unit_s(r) for r in rows] == [3.0, 7.0, 25.0]
+    assert all(r.gpu["index"] is None and r.gpu["name"] == "test GPU" for r in rows)
