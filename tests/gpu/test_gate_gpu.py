@@ -37,6 +37,8 @@ def test_suite_results_carry_the_preset_and_each_rows_resolution(tmp_path):
         assert row.timing.resolution is not None and row.timing.resolution > 0, row.id
         # Resolved, or the budget ran out and the row says so.
         assert row.timing.resolution <= 0.008 or row.timing.stop_reason in ("resolution_budget", "max_samples"), row.id
+        # the unit's wall time (compile, check, timing), for a later `suite --gpus --history`
+        assert row.gpu["unit_wall_s"] > 0 and row.gpu["name"] == saved.environment["gpu_name"], row.id
 
 
 def test_two_back_to_back_suites_pass_the_gate(tmp_path):
