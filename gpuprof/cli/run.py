@@ -66,7 +66,8 @@ def run(
         from gpuprof.files import check_outputs
         from gpuprof.gpu import device_info
         from gpuprof.measure.timing import TimingPolicy
-        from gpuprof.render.tables import print_run_table, run_table
+        from gpuprof.render.fit import print_table
+        from gpuprof.render.tables import run_table
         from gpuprof.variants import catalog
         from gpuprof.variants.sizes import parse_size
 
@@ -102,7 +103,7 @@ def run(
             typer.echo("".join(results.json_parts(finished[-1])))
     derived = derive(outcome.rows, spec.RATE, base, fam.vendor_reference, limits)
     console = human_console(target)
-    print_run_table(console, run_table(fam, derived, base, fam.vendor_reference, limits, timing,
+    print_table(console, run_table(fam, derived, base, fam.vendor_reference, limits, timing,
                             width=None if wide else console.width), wide)
     for line in getattr(spec, "notes", lambda *_: [])(outcome.rows, fam, limits.measured):
         console.print(line)  # a family's own figure across rows (transfers: the streams' overlap)
@@ -245,7 +246,8 @@ def suite(
         from gpuprof.files import check_outputs
         from gpuprof.gpu import device_info
         from gpuprof.progress import Progress as Step
-        from gpuprof.render.tables import print_run_table, run_table
+        from gpuprof.render.fit import print_table
+        from gpuprof.render.tables import run_table
         from gpuprof.variants import catalog
 
         target = json_target(json_out)
@@ -272,7 +274,7 @@ def suite(
     for (family_name, _), rows in groups.items():
         fam = catalog.load_family(family_name)
         derived = derive(rows, families.spec(family_name).RATE, fam.baseline, fam.vendor_reference, limits)
-        print_run_table(console, run_table(fam, derived, fam.baseline, fam.vendor_reference, limits,
+        print_table(console, run_table(fam, derived, fam.baseline, fam.vendor_reference, limits,
                                 rows[0].timing.mode if rows[0].timing else "cold",
                                 width=None if wide else console.width), wide)
     if target is not None:

@@ -78,8 +78,13 @@ def settle(stream: Any) -> None:
 
 def repoison(spec: Any, prepared: Prepared) -> None:
     """Fill the output with the family's poison again, so timing starts from an unwritten output."""
-    prepared.out[...] = spec.make_output(prepared.size)
-    cupy().cuda.Device().synchronize()
+    poison_output(spec, prepared.out, prepared.size)
+
+
+def poison_output(spec: Any, out: Any, size: dict[str, int]) -> None:
+    """The family's poison (NaN) into the existing output array, which the launch closure holds."""
+    out[...] = spec.make_output(size)
+    cupy().cuda.Device().synchronize()  # made on the default stream; the launch's stream does not wait
 
 
 def scaled_error(out: Any, ref: Any, scale_by: str = "rms") -> tuple[float, int]:
@@ -153,8 +158,7 @@ def restart(spec: Any, inputs: dict[str, Any], out: Any, pristine: dict[str, Any
     if inplace:
         for name, before in pristine.items():
             inputs[name][...] = before
-    out[...] = spec.make_output(size)
-    cupy().cuda.Device().synchronize()  # made on the default stream; the launch's stream does not wait
+    poison_output(spec, out, size)
 
 
 def judge(spec: Any, out: Any, pristine: dict[str, Any], size: dict[str, int], tolerance: float,

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuprof.gpu import cupy
-from gpuprof.measure.timing import run_untimed_reset, time_one_cold, time_one_held
+from gpuprof.measure.timing import time_one_cold, time_one_held
 
 OFF_STREAM_MIN_S = 50e-6  # device work left after the timed stream finished that counts ...
 OFF_STREAM_RATIO = 0.25  # ... and beyond this fraction of the event time
@@ -199,9 +199,8 @@ def skips_when_written(launch: Launch, poison: Callable[[], None], harness: Any,
 
 
 def _time_cold(launch: Launch, harness: Any, held: bool = True) -> float:
+    """One launch's seconds; both timers run a launch's untimed reset first (managed memory sent
+    back to the host), as before each timed sample: else the second launch finds its data moved."""
     cupy().cuda.Device().synchronize()  # the poison ran on CuPy's default stream, not the timed one
-    # A launch with an untimed reset (managed memory sent back to the host) gets it before each
-    # audited launch too, as before each timed sample: else the second launch finds its data moved.
-    run_untimed_reset(launch, harness.stream)
     seconds = time_one_held(launch, harness) if held else None
     return seconds if seconds is not None else time_one_cold(launch, harness)

@@ -292,6 +292,7 @@ def time_one_held(launch: Launch, harness: Harness) -> float | None:
     Python and launch latency on the H100, varying from call to call), which is not the work.
     None when the launch waited on the host past the hold (a host-synchronous unit)."""
     start, end = harness.events(2)
+    run_untimed_reset(launch, harness.stream)
     harness.hold()
     harness.flush()
     start.record(harness.stream)

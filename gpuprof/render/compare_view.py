@@ -24,15 +24,13 @@ _STYLE = {
     Status.FASTER: "green",
     Status.SAME: "dim",
 }
-_HEADERS = ("row", "verdict", "base", "new", "change", "CI of change", "p", "reason")
-
-
 # What each column is worth at a narrow width: 0 always shown, higher dropped first.
 _COLUMNS = (
     Column("row", 0, "left"), Column("verdict", 0, "left"), Column("base", 2), Column("new", 2),
     Column("change", 0), Column("CI of change", 1, "left"), Column("p", 4),
     Column("reason", 3, "left", "reason: why each row got its verdict (--json and --markdown give it)"),
 )
+_HEADERS = tuple(column.header for column in _COLUMNS)  # the Markdown table's, in the same order
 
 
 def render_compare_table(report: CompareReport, hide_same: bool = False, width: int | None = None) -> Table:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -12,7 +11,7 @@ from gpuprof.analysis.derive import Derived
 from gpuprof.errors import GpuprofError
 from gpuprof.measure.timing import MODES
 from gpuprof.render import units
-from gpuprof.render.fit import Column, fitted_table, print_table
+from gpuprof.render.fit import Column, fitted_table
 from gpuprof.results import FAULT, IMPOSSIBLE, OK, SKIPPED, TIMEOUT, WRONG, Timing, size_label
 from gpuprof.variants.catalog import Family
 
@@ -76,11 +75,6 @@ def run_table(family: Family, derived: list[Derived], baseline: str | None, vend
         rows.append(cells)
     caption = "\n".join(footer(derived, baseline, vendor, ceilings, mode, family.name))
     return fitted_table(columns, rows, width, title=title, caption=caption)
-
-
-def print_run_table(console: Console, table: Table, wide: bool) -> None:
-    """At the console's width; --wide: at the table's own width when that is more, every cell whole."""
-    print_table(console, table, wide)
 
 
 def _throttle_note(derived: list[Derived]) -> str:

@@ -423,7 +423,7 @@ class _Manifest:
         if key not in self.data:
             return None
         value = self.data[key]
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        if not _is_count(value):
             raise self.fail(key, f"is {value!r}; it must be a whole number of at least 1")
         return value
 
@@ -482,10 +482,15 @@ class _Manifest:
         return value
 
 
+def _is_count(value: Any) -> bool:
+    """A whole number of at least 1 (TOML's true is no number)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
 def _size(value: Any, fail: Any) -> dict[str, int]:
     if not isinstance(value, dict) or not value:
         raise fail("must be a table like {n = 1024}")
     for k, v in value.items():
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+        if not _is_count(v):
             raise fail(f"has {k} = {v!r}; sizes are positive integers")
     return dict(value)
