@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import importlib.metadata
 import platform
 import re
 from functools import cache
@@ -69,11 +70,12 @@ def nvcc_version() -> str | None:
 
 
 def _torch_version() -> str | None:
+    """PyTorch's installed version, read from its metadata: importing torch to ask costs seconds and
+    a GiB of host memory in a process that may never use it (the CLI, each `suite --gpus` process)."""
     try:
-        import torch
-    except ImportError:
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
         return None
-    return str(torch.__version__)
 
 
 @cache

@@ -49,13 +49,38 @@ def sweep_label(defines: dict[str, int]) -> str:
     return "[" + ",".join(f"{k}={v}" for k, v in defines.items()) + "]" if defines else ""
 
 
-def gpu_record(gpu: int | None, environment: dict[str, Any], row: results.Row, unit_wall_s: float) -> dict[str, Any]:
+class StepClock:
+    """Where a unit's wall time went, from the core's progress events: seconds from the unit's start
+    to its first event ("start": the worker, the family's set-up), then in each step (compile, check,
+    time, verify). A --gpus run set beside a one-GPU run shows which step slows down side by side."""
+
+    def __init__(self) -> None:
+        self.restart()
+
+    def restart(self) -> None:
+        self._step, self._since, self._spent = "start", time.monotonic(), {}
+
+    def __call__(self, event: Progress) -> None:
+        now = time.monotonic()
+        self._spent[self._step] = self._spent.get(self._step, 0.0) + now - self._since
+        self._step, self._since = event.step, now
+
+    def take(self) -> dict[str, float]:
+        """The steps so far (the one in progress not included), and a fresh start."""
+        spent = {step: round(seconds, 3) for step, seconds in self._spent.items() if step != "done"}
+        self.restart()
+        return spent
+
+
+def gpu_record(gpu: int | None, environment: dict[str, Any], row: results.Row, unit_wall_s: float,
+               steps_s: dict[str, float] | None = None) -> dict[str, Any]:
     """Which GPU timed the row (index in nvidia-smi numbering, None: the process's default device),
-    its UUID, model and median SM clock, and the unit's wall time (compile, check and timing): a
-    later `suite --gpus --history` orders its units by it, compile time included."""
+    its UUID, model and median SM clock, and the unit's wall time (compile, check and timing) with
+    its steps: a later `suite --gpus --history` orders its units by it, compile time included."""
     clocks = [c for c in (row.timing.sm_clock_mhz if row.timing else []) if math.isfinite(c) and c > 0]
     return {"index": gpu, "uuid": environment.get("gpu_uuid"), "name": environment.get("gpu_name"),
-            "sm_clock_mhz": statistics.median(clocks) if clocks else None, "unit_wall_s": round(unit_wall_s, 3)}
+            "sm_clock_mhz": statistics.median(clocks) if clocks else None, "unit_wall_s": round(unit_wall_s, 3),
+            "steps_s": steps_s or {}}
 
 
 def label_rows(rows: list[results.Row], case: SuiteCase) -> list[results.Row]:
@@ -85,13 +110,16 @@ def _run_cases(suite: Suite, json_out: Path | None, progress: Callable[[str, Pro
         earlier = outcome.rows if outcome is not None else []
         labelled = 0
         last_saved = time.monotonic()
+        clock = StepClock()
 
-        def save(part: results.Results, case: SuiteCase = case, earlier: list[results.Row] = earlier) -> None:
+        def save(part: results.Results, case: SuiteCase = case, earlier: list[results.Row] = earlier,
+                 clock: StepClock = clock) -> None:
             """After every variant: earlier cases' rows plus this case's so far."""
             nonlocal outcome, labelled, last_saved
             now = time.monotonic()
+            spent = clock.take()
             for row in label_rows(part.rows[labelled:], case):
-                row.gpu = gpu_record(None, part.environment, row, now - last_saved)
+                row.gpu = gpu_record(None, part.environment, row, now - last_saved, spent)
             labelled, last_saved = len(part.rows), now
             first = outcome or replace(part, command=f"gpuprof suite {suite.path}",
                                        timing_policy={"suite": suite.name, **suite.gate_timing(), **suite.timing},
@@ -101,12 +129,17 @@ def _run_cases(suite: Suite, json_out: Path | None, progress: Callable[[str, Pro
                 results.save(outcome, json_out)
 
         step_label = f"case {number}/{len(steps)} {case.family}{label}"
+
+        def on_step(step: Progress, step_label: str = step_label, clock: StepClock = clock) -> None:
+            clock(step)
+            if progress:
+                progress(step_label, step)
+
         run_family(
             RunRequest(family=case.family, variants=case.variants, size=size,
                        policy=policy_of(suite.case_timing(case)), defines=case.defines,
                        extra_variants=case_variants(suite, case), timeout_s=worker.timeout_s),
-            (lambda step, step_label=step_label: progress(step_label, step)) if progress else None,
-            checkpoint=save, worker=worker,
+            on_step, checkpoint=save, worker=worker,
         )
     if outcome is None:
         raise ValueError("a suite without cases")  # load_suite refuses those

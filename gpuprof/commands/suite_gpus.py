@@ -2,11 +2,11 @@
 merged results file (in the suite's order) rewritten atomically after every row.
 
 Each GPU process sees only its GPU (CUDA_VISIBLE_DEVICES, set before anything touches CUDA; the
-processes are spawned, never forked) and pulls the next unit (one variant of one case at one size)
-from a shared queue, so a fast GPU never waits for a slow one. The queue holds the units longest
-first (commands.suite_plan: from an earlier results file, else a model), so the long units start
-at once and the short ones even out the end. Before its first unit each GPU process starts its
-variant worker (imports, CUDA context, the timing harness), so unit times are the units' own.
+processes are spawned, never forked). The parent hands each GPU its next unit (one variant of one
+case at one size) when it is free, so a fast GPU never waits for a slow one: longest first, a GPU
+keeping to the families it has started, whose first-use costs it has paid (commands.suite_plan).
+Before its first unit each GPU process starts its variant worker (imports, CUDA context, the timing
+harness), so unit times are the units' own.
 Kernels compile through CuPy's on-disk cache (one folder for every process), so a kernel one GPU
 compiled is not compiled again by the other. Nothing passes between GPUs: no NCCL, no peer access.
 """
@@ -27,10 +27,11 @@ import numpy as np
 
 from gpuprof import results
 from gpuprof.commands.run import DEFAULT_VARIANT_TIMEOUT_S, RunRequest, run_family
-from gpuprof.commands.suite import case_variants, gpu_record, label_rows, policy_of
-from gpuprof.commands.suite_plan import Unit, estimate_units, longest_first, units_of
+from gpuprof.commands.suite import StepClock, case_variants, gpu_record, label_rows, policy_of
+from gpuprof.commands.suite_plan import Dispatch, Unit, estimate_units, units_of
 from gpuprof.errors import EnvironmentProblem, Finding, GpuprofError, Interrupted, UsageError
 from gpuprof.measure import isolation
+from gpuprof.progress import ProgressFn
 from gpuprof.suite_file import Suite
 
 __all__ = ["Unit", "UnitDone", "parse_gpus", "run_suite_on_gpus", "summary_line", "units_of", "visible_gpu_count"]
@@ -53,7 +54,7 @@ class UnitDone:
     wall_s: float = 0.0
 
 
-RunUnit = Callable[[Suite, Unit, isolation.Worker], results.Results]
+RunUnit = Callable[[Suite, Unit, isolation.Worker, ProgressFn], results.Results]
 Prepare = Callable[[isolation.Worker], None]
 
 
@@ -84,13 +85,13 @@ def visible_gpu_count() -> int:
         raise EnvironmentProblem(f"--gpus: {why_no_gpu(exc)}") from None
 
 
-def run_unit(suite: Suite, unit: Unit, worker: isolation.Worker) -> results.Results:
+def run_unit(suite: Suite, unit: Unit, worker: isolation.Worker, progress: ProgressFn) -> results.Results:
     """The real work of one unit, inside a GPU process (its variants run in `worker`'s child)."""
     case = suite.cases[unit.case_index]
     return run_family(RunRequest(family=case.family, variants=[unit.variant], size=unit.size,
                                  policy=policy_of(suite.case_timing(case)), defines=case.defines,
                                  extra_variants=case_variants(suite, case), timeout_s=worker.timeout_s),
-                      worker=worker)
+                      progress, worker=worker)
 
 
 def warm_worker(worker: isolation.Worker) -> None:
@@ -125,21 +126,24 @@ def _start_harness(emit: Callable[[Any], None] | None = None) -> None:
         pass
 
 
-def _gpu_process(gpu: int, suite: Suite, tasks: Any, done: Any, work: RunUnit, timeout_s: float,
+def _gpu_process(gpu: int, suite: Suite, inbox: Any, done: Any, work: RunUnit, timeout_s: float,
                  prepare: Prepare | None) -> None:
-    """A GPU's process: pin it to that GPU, start its worker, then run units until the queue hands out None."""
+    """A GPU's process: pin it to that GPU, start its worker, then run the units the parent sends
+    until it sends None."""
     os.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"  # the same numbering as nvidia-smi
     os.environ["CUDA_VISIBLE_DEVICES"] = str(gpu)
     with isolation.Worker(timeout_s) as worker:
         if prepare is not None:
             prepare(worker)
-        while (unit := tasks.get()) is not None:
+        while (unit := inbox.get()) is not None:
             started = time.monotonic()
+            clock = StepClock()
             try:
-                part = work(suite, unit, worker)
+                part = work(suite, unit, worker, clock)
                 wall_s = time.monotonic() - started
+                spent = clock.take()
                 for row in part.rows:
-                    row.gpu = gpu_record(gpu, part.environment, row, wall_s)
+                    row.gpu = gpu_record(gpu, part.environment, row, wall_s, spent)
                 done.put(UnitDone(unit.number, gpu, part.environment, label_rows(part.rows, suite.cases[unit.case_index]),
                                   started=started, wall_s=wall_s))
             except GpuprofError as exc:
@@ -166,7 +170,7 @@ def schedule_record(times: dict[int, dict[str, Any]], wall_s: float, estimates_f
     """The whole run: its wall time, and what one GPU would have taken (the mean start-up plus every
     unit's time: each unit's own time does not depend on the GPU count)."""
     startup = float(np.mean([t["startup_s"] for t in times.values()])) if times else 0.0
-    return {"order": "longest first", "estimates": estimates_from, "wall_s": round(wall_s, 3),
+    return {"order": "longest first, by family", "estimates": estimates_from, "wall_s": round(wall_s, 3),
             "one_gpu_estimate_s": round(startup + sum(t["busy_s"] for t in times.values()), 3)}
 
 
@@ -214,50 +218,57 @@ def run_suite_on_gpus(suite: Suite, gpus: list[int], json_out: Path | None = Non
                       history: results.Results | None = None, prepare: Prepare | None = warm_worker) -> results.Results:
     """Run every unit of the suite on the listed GPUs at once; on_unit(done, total, unit, gpu) after each.
 
-    Units are handed out longest first (estimated from `history`, an earlier results file, where it
-    has the row). The first unit that fails with an error stops the hand-out: the GPUs finish what
-    they hold, then the error is raised (as a single-GPU suite would). work is the per-unit job and
-    prepare what each GPU process does before its first unit (tests pass fakes and None).
+    Each time a GPU is free it gets its next unit from suite_plan.Dispatch (longest first, keeping to
+    the families it has started; estimated from `history`, an earlier results file, where it has the
+    row). The first unit that fails with an error stops the hand-out: the GPUs finish what they hold,
+    then the error is raised (as a single-GPU suite would). work is the per-unit job and prepare what
+    each GPU process does before its first unit (tests pass fakes and None).
     """
     began = time.monotonic()
     units = units_of(suite)
     estimates = estimate_units(suite, units, history)
-    sources = sorted({e.source for e in estimates})
+    dispatch = Dispatch(units, estimates, lambda unit: suite.cases[unit.case_index].family)
     context = multiprocessing.get_context("spawn")  # never fork a process that may hold CUDA
-    tasks, done = context.Queue(), context.Queue()
-    for unit in longest_first(units, estimates):
-        tasks.put(unit)
-    for _ in gpus:
-        tasks.put(None)
-    processes = [context.Process(target=_gpu_process, args=(gpu, suite, tasks, done, work, timeout_s, prepare),
-                                 name=f"gpuprof-gpu{gpu}", daemon=False) for gpu in gpus]
-    merged = _Merged(suite, json_out, began, "+".join(sources))
+    inboxes, done = {gpu: context.Queue() for gpu in gpus}, context.Queue()
+    processes = {gpu: context.Process(target=_gpu_process, args=(gpu, suite, inboxes[gpu], done, work, timeout_s, prepare),
+                                      name=f"gpuprof-gpu{gpu}", daemon=False) for gpu in gpus}
+    merged = _Merged(suite, json_out, began, "+".join(sorted({e.source for e in estimates})))
+    running: dict[int, Unit] = {}  # GPU -> the unit it holds
     failure: UnitDone | None = None
+
+    def hand_out(gpu: int) -> None:
+        unit = dispatch.next_for(gpu)
+        inboxes[gpu].put(unit)  # None: no more work, the process ends
+        if unit is not None:
+            running[gpu] = unit
+
     try:
-        for process in processes:
+        for gpu, process in processes.items():
             process.start()
+            hand_out(gpu)
         received = 0
-        while received < len(units):
+        while running:
             try:
                 part = done.get(timeout=POLL_S)
             except queue.Empty:
-                if not any(p.is_alive() for p in processes):
-                    raise EnvironmentProblem(f"every GPU process exited with {len(units) - received} unit(s) "
-                                             "left (exit codes " + ", ".join(str(p.exitcode) for p in processes) + ")")
+                _check_alive(processes, running)
                 continue
             received += 1
+            del running[part.gpu]
+            if part.error is not None and failure is None:
+                failure = part
+                received += dispatch.withdraw()
+            hand_out(part.gpu)  # before saving: the GPU does not wait for the JSON
             if part.error is not None:
-                if failure is None:
-                    failure = part
-                    received += _withdraw(tasks, len(gpus))
                 continue
             merged.add(part, time.monotonic())
             if on_unit:
                 on_unit(received, len(units), units[part.number], part.gpu)
-        for process in processes:
+        for process in processes.values():
             process.join()
     finally:
-        for process in processes:
+        for gpu, process in processes.items():
+            inboxes[gpu].cancel_join_thread()  # a stop marker a dead process never read must not hold up our exit
             if process.is_alive():  # only after an interrupt or an error above
                 process.terminate()
                 process.join(5)
@@ -269,17 +280,9 @@ def run_suite_on_gpus(suite: Suite, gpus: list[int], json_out: Path | None = Non
     return merged.outcome
 
 
-def _withdraw(tasks: Any, sentinels: int) -> int:
-    """Take back the units nobody started (keeping the stop markers); returns how many were taken."""
-    taken = 0
-    while True:
-        try:
-            item = tasks.get_nowait()
-        except queue.Empty:
-            break
-        if item is not None:
-            taken += 1
-    for _ in range(sentinels):
-        tasks.put(None)
-    tasks.cancel_join_thread()  # stop markers nobody reads any more must not hold up our exit
-    return taken
+def _check_alive(processes: dict[int, Any], running: dict[int, Unit]) -> None:
+    """A GPU process that died holding a unit (killed, out of host memory) will never report it."""
+    for gpu, unit in running.items():
+        if not processes[gpu].is_alive():
+            raise EnvironmentProblem(f"the process of GPU {gpu} exited (exit code {processes[gpu].exitcode}) "
+                                     f"while running unit {unit.number + 1} ({unit.variant})")

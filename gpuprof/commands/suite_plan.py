@@ -1,18 +1,26 @@
-"""The order `gpuprof suite --gpus` hands its units out in: longest first, from estimated run times.
+"""The order `gpuprof suite --gpus` hands its units out in: longest first, a GPU keeping to the
+families it has started.
 
 Each unit (one variant of one case at one size) gets an expected wall time, from an earlier results
 file when it holds that row, else from a model: the launch time at the unit's size (bytes over DRAM
 bandwidth or FLOP over the precision's peak, whichever binds, divided by the variant's
 `expected_efficiency` from its manifest), times the launches the stop rule and the checks take,
-plus a fixed cost per unit. The GPU processes pull units from one shared queue in that order, so
-the long units start first and the short ones fill in at the end: the classic longest-processing-
-time list schedule, whose makespan is at most (sum of durations) / GPUs + the longest unit.
-Pure apart from reading the catalogue; no GPU.
+plus a fixed cost per unit.
+
+A GPU's process pays a family's first use once: its reference, input and check kernels compiled or
+loaded, its libraries' handles, torch.compile's start-up. On two H200s a family started on both GPUs
+paid it twice (9 to 13 s for fused, histogram and the first check), and two torch.compile units
+compiling side by side took 28 s each against 19 and 14 s one after the other. So each time a GPU is
+free (`Dispatch`) it takes the longest unit left of a family it has run; else the longest unit of
+the untouched family with the most work left; else the longest unit left anywhere (the end of the
+run, evening out). It never leaves a GPU idle while units are left, so the list-scheduling bound
+holds: the makespan is at most (sum of durations) / GPUs + the longest unit. Pure apart from reading
+the catalogue; no GPU.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -138,22 +146,82 @@ def estimate_units(suite: Suite, units: Sequence[Unit], history: results.Results
 
 
 def longest_first(units: Sequence[Unit], estimates: Sequence[Estimate]) -> list[Unit]:
-    """The hand-out order: longest expected first; equal estimates keep the suite's order."""
+    """Longest expected first; equal estimates keep the suite's order."""
     return [u for u, _ in sorted(zip(units, estimates), key=lambda pair: (-pair[1].seconds, pair[0].number))]
 
 
-def simulate(durations: Sequence[float], workers: int) -> list[list[int]]:
-    """The shared queue with `workers` GPUs pulling in the given order: which positions each GPU
-    runs. A free GPU takes the next unit; GPUs free at the same moment take them by index."""
+class Dispatch:
+    """Which unit a free GPU runs next (the rules are in the module's docstring)."""
+
+    def __init__(self, units: Sequence[Unit], estimates: Sequence[Estimate], family_of: Callable[[Unit], str]) -> None:
+        self._left = longest_first(units, estimates)
+        self._seconds = {u.number: e.seconds for u, e in zip(units, estimates)}
+        self._family = {u.number: family_of(u) for u in units}
+        self._ran: dict[int, set[str]] = {}  # GPU -> the families it has run
+        self._started: set[str] = set()
+
+    def __len__(self) -> int:
+        return len(self._left)
+
+    def next_for(self, gpu: int) -> Unit | None:
+        """The unit `gpu` runs next, taken off the list; None when none is left."""
+        if not self._left:
+            return None
+        ran = self._ran.setdefault(gpu, set())
+        pick = next((i for i, u in enumerate(self._left) if self._family[u.number] in ran), None)
+        if pick is None:
+            fresh = self._untouched_work()
+            if fresh:
+                family = max(fresh, key=lambda f: (fresh[f][0], -fresh[f][1]))  # most work; then suite order
+                pick = next(i for i, u in enumerate(self._left) if self._family[u.number] == family)
+            else:
+                pick = 0
+        unit = self._left.pop(pick)
+        ran.add(self._family[unit.number])
+        self._started.add(self._family[unit.number])
+        return unit
+
+    def withdraw(self) -> int:
+        """Hand out nothing more (after an error); returns how many units were left."""
+        left, self._left = len(self._left), []
+        return left
+
+    def _untouched_work(self) -> dict[str, tuple[float, int]]:
+        """Families no GPU has started: (their units' expected seconds, their first unit's number)."""
+        work: dict[str, tuple[float, int]] = {}
+        for unit in self._left:
+            family = self._family[unit.number]
+            if family not in self._started:
+                seconds, first = work.get(family, (0.0, unit.number))
+                work[family] = (seconds + self._seconds[unit.number], min(first, unit.number))
+        return work
+
+
+def simulate(durations: Sequence[float], workers: int, families: Sequence[str] | None = None,
+             first_use_s: dict[str, float] | None = None) -> list[list[int]]:
+    """Dispatch with `workers` GPUs and known durations: which units each GPU runs, in order. A free
+    GPU asks first (GPUs free at the same moment ask by index). families: each unit's family (default:
+    a family of its own); first_use_s: what a GPU pays on top of a unit when it runs that unit's family
+    for the first time (a GPU new to a family pays it again)."""
+    units = [Unit(i, 0, str(i), None) for i in range(len(durations))]
+    names = list(families) if families is not None else [str(i) for i in range(len(durations))]
+    dispatch = Dispatch(units, [Estimate(float(d), "model") for d in durations], lambda u: names[u.number])
     free_at = [0.0] * workers
     taken: list[list[int]] = [[] for _ in range(workers)]
-    for position, seconds in enumerate(durations):
-        gpu = min(range(workers), key=lambda g: (free_at[g], g))
-        taken[gpu].append(position)
-        free_at[gpu] += seconds
+    seen: list[set[str]] = [set() for _ in range(workers)]
+    while (unit := dispatch.next_for(gpu := min(range(workers), key=lambda g: (free_at[g], g)))) is not None:
+        family = names[unit.number]
+        free_at[gpu] += durations[unit.number] + ((first_use_s or {}).get(family, 0.0) if family not in seen[gpu] else 0.0)
+        seen[gpu].add(family)
+        taken[gpu].append(unit.number)
     return taken
 
 
-def makespan(durations: Sequence[float], workers: int) -> float:
-    """The wall time of simulate()'s schedule: the busiest GPU's total."""
-    return max(sum(durations[p] for p in positions) for positions in simulate(durations, workers))
+def makespan(durations: Sequence[float], workers: int, families: Sequence[str] | None = None,
+             first_use_s: dict[str, float] | None = None) -> float:
+    """The wall time of simulate()'s schedule: the busiest GPU's total, first uses included."""
+    spans = []
+    for units in simulate(durations, workers, families, first_use_s):
+        owned = {families[u] if families is not None else str(u) for u in units}
+        spans.append(sum(durations[u] for u in units) + sum((first_use_s or {}).get(f, 0.0) for f in owned))
+    return max(spans)

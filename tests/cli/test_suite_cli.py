@@ -118,7 +118,8 @@ def test_a_one_gpu_suite_records_each_units_wall_time_for_a_later_history(tmp_pa
 
     from gpuprof.commands.suite_plan import history_unit_s
 
-    clock = iter([0.0, 3.0, 10.0, 100.0, 125.0])  # case 1 starts, 2 variants; case 2 starts, 1 variant
+    # case 1 starts (and its step clock), 2 variants (each also restarts the step clock); case 2: 1 variant
+    clock = iter([0.0, 0.0, 3.0, 3.0, 10.0, 10.0, 100.0, 100.0, 125.0, 125.0])
     monkeypatch.setattr(suite_runner, "time", types.SimpleNamespace(monotonic=lambda: next(clock)))
     monkeypatch.setattr(suite_runner, "run_family", fake_run_family)
     suite = tmp_path / "two.toml"
@@ -130,3 +131,19 @@ def test_a_one_gpu_suite_records_each_units_wall_time_for_a_later_history(tmp_pa
     assert [r.gpu["unit_wall_s"] for r in rows] == [3.0, 7.0, 25.0]
     assert [history_unit_s(r) for r in rows] == [3.0, 7.0, 25.0]
     assert all(r.gpu["index"] is None and r.gpu["name"] == "test GPU" for r in rows)
+
+
+def test_the_step_clock_splits_a_units_time_by_the_cores_progress_events(monkeypatch):
+    """What `steps_s` in a row's gpu record holds: seconds before the first event, then per step."""
+    import types
+
+    from gpuprof.progress import Progress
+
+    clock_times = iter([0.0, 1.5, 2.0, 6.0, 16.0, 17.0, 17.0, 20.0, 21.0])
+    monkeypatch.setattr(suite_runner, "time", types.SimpleNamespace(monotonic=lambda: next(clock_times)))
+    clock = suite_runner.StepClock()  # t = 0
+    for step in ("compile", "check", "time", "verify", "done"):  # at 1.5, 2, 6, 16, 17
+        clock(Progress("grid", step, 0, 1))
+    assert clock.take() == {"start": 1.5, "compile": 0.5, "check": 4.0, "time": 10.0, "verify": 1.0}  # restarts at 17
+    clock(Progress("vectorized", "compile", 1, 2))  # at 20: the next unit's start-up
+    assert clock.take() == {"start": 3.0}

@@ -6,11 +6,15 @@ import os
 
 from gpuprof import results
 from gpuprof.errors import EnvironmentProblem
+from gpuprof.progress import Progress
 from gpuprof.results import CheckResult, Results, Row, Timing
 
 
-def fake_unit(suite, unit, worker) -> Results:
-    """One row per unit; the GPU model and UUID come from the CUDA_VISIBLE_DEVICES this process was given."""
+def fake_unit(suite, unit, worker, progress) -> Results:
+    """One row per unit; the GPU model and UUID come from the CUDA_VISIBLE_DEVICES this process was given.
+    It reports the core's steps, as run_family does."""
+    for step in ("compile", "check", "time", "verify", "done"):
+        progress(Progress(unit.variant, step, 0, 1))
     gpu = os.environ["CUDA_VISIBLE_DEVICES"]
     case = suite.cases[unit.case_index]
     size = unit.size or {"n": 1024}
@@ -22,7 +26,14 @@ def fake_unit(suite, unit, worker) -> Results:
                                 "order": os.environ.get("CUDA_DEVICE_ORDER")}, rows=[row])
 
 
-def failing_unit(suite, unit, worker) -> Results:
+def failing_unit(suite, unit, worker, progress) -> Results:
     if unit.variant == "vectorized":
         raise EnvironmentProblem("no CUDA driver on this fake GPU")
-    return fake_unit(suite, unit, worker)
+    return fake_unit(suite, unit, worker, progress)
+
+
+def dying_unit(suite, unit, worker, progress) -> Results:
+    """A GPU process killed mid-unit (out of host memory, say): it never reports the unit."""
+    if unit.variant == "torch":
+        os._exit(3)
+    return fake_unit(suite, unit, worker, progress)

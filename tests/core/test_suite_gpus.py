@@ -65,13 +65,20 @@ def test_rows_spread_over_gpu_processes_merge_in_suite_order(suite, tmp_path):
     assert [d for d, _, _ in seen] == list(range(1, 8)) and {t for _, t, _ in seen} == {7}
 
 
+def test_a_gpu_process_that_dies_holding_a_unit_is_one_error_not_a_hang(suite, tmp_path):
+    with pytest.raises(EnvironmentProblem, match=r"the process of GPU \d exited \(exit code 3\) while running unit"):
+        run_suite_on_gpus(suite, [0, 1], tmp_path / "merged.json", timeout_s=30, work=gpu_jobs.dying_unit, prepare=None)
+
+
 def test_an_error_on_one_gpu_stops_the_hand_out_and_is_raised(suite, tmp_path):
     out = tmp_path / "merged.json"
     with pytest.raises(EnvironmentProblem, match="no CUDA driver on this fake GPU"):
         run_suite_on_gpus(suite, [0, 1], out, timeout_s=30, work=gpu_jobs.failing_unit, prepare=None)
     saved = results.load(out)  # what finished before the error is kept, in order
-    assert "vecadd/vectorized/1024" not in [r.id for r in saved.rows]
-    assert saved.rows[0].id == "vecadd/grid/1024"
+    ids = [r.id for r in saved.rows]
+    assert ids and not any("/vectorized/" in i for i in ids)
+    in_suite_order = ["vecadd/grid/1024", "vecadd/torch/1024", "vecadd/grid/4096", "vecadd/torch/4096", "matmul/cublas/1024"]
+    assert ids == [i for i in in_suite_order if i in ids]
 
 
 def _history(walls):
@@ -87,13 +94,14 @@ def _history(walls):
 
 
 def test_units_are_handed_out_longest_first_from_the_history_file(suite):
-    history = _history({"vecadd/torch/4096": 9.0, "vecadd/grid/1024": 7.0, "matmul/cublas/4096x4096x4096": 8.0,
+    history = _history({"vecadd/torch/4096": 9.0, "vecadd/grid/1024": 7.0, "matmul/cublas/4096x4096x4096": 40.0,
                         "vecadd/vectorized/1024": 6.0, "vecadd/torch/1024": 5.0, "vecadd/grid/4096": 4.0,
                         "vecadd/vectorized/4096": 3.0})
     handed = []
     merged = run_suite_on_gpus(suite, [0], None, lambda done, total, unit, gpu: handed.append(unit.number),
                                timeout_s=30, work=gpu_jobs.fake_unit, history=history, prepare=None)
-    assert handed == [5, 6, 0, 1, 2, 3, 4]  # one GPU finishes them in the order the queue gave them
+    # one GPU: the family with the most work (matmul, 40 s) first, then vecadd's units longest first
+    assert handed == [6, 5, 0, 1, 2, 3, 4]
     assert merged.environment["schedule"]["estimates"] == "history"
     assert [r.id for r in merged.rows][:2] == ["vecadd/grid/1024", "vecadd/vectorized/1024"]  # file in suite order
 
@@ -107,8 +115,11 @@ def test_the_merged_file_records_each_gpus_time_and_the_summary_line(suite, tmp_
     for g in gpus:
         own = [r.gpu["unit_wall_s"] for r in saved.rows if r.gpu["index"] == g["index"]]
         assert len(own) == g["units"] and g["busy_s"] == pytest.approx(sum(own), abs=0.01)
+    for row in saved.rows:  # the fake reports every step: each is recorded, and they add up to the unit
+        assert set(row.gpu["steps_s"]) == {"start", "compile", "check", "time", "verify"}, row.id
+        assert sum(row.gpu["steps_s"].values()) <= row.gpu["unit_wall_s"] + 0.005
         assert 0 <= g["startup_s"] <= g["wall_s"] <= schedule["wall_s"]
-    assert schedule["order"] == "longest first" and schedule["estimates"] == "model"
+    assert schedule["order"] == "longest first, by family" and schedule["estimates"] == "model"
     assert schedule["one_gpu_estimate_s"] >= sum(g["busy_s"] for g in gpus)
     line = summary_line(saved.environment)
     assert line.startswith(f"{len(gpus)} GPU") and "busiest GPU" in line and "1-GPU estimate" in line

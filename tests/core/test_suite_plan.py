@@ -41,10 +41,42 @@ def test_the_shared_queue_simulation_gives_each_unit_to_the_first_free_gpu():
     assert makespan([6, 3, 3, 2, 2, 1], 2) == 9
 
 
-def test_longest_first_beats_a_slow_unit_left_last():
+def test_the_slow_unit_starts_first_wherever_the_suite_puts_it():
     suite_order = [1.0, 1.0, 1.0, 1.0, 6.0]  # the slow variant last, as in a family's teaching order
-    assert makespan(suite_order, 2) == 8.0
-    assert makespan(lpt(suite_order), 2) == 6.0
+    assert simulate(suite_order, 2) == [[4], [0, 1, 2, 3]]  # in suite order the last unit alone took 8 s
+    assert makespan(suite_order, 2) == 6.0
+
+
+def test_a_gpu_keeps_to_its_families():
+    # family a: 6 + 4 s, family b: 5 + 2 + 2 s; a GPU new to a family pays 3 s first.
+    durations, families = [6.0, 5.0, 4.0, 2.0, 2.0], ["a", "b", "a", "b", "b"]
+    first_use = {"a": 3.0, "b": 3.0}
+    # GPU 0 starts a (most work), GPU 1 starts b, and each stays with its own: 6 + 4 + 3 and 5 + 2 + 2 + 3
+    assert simulate(durations, 2, families, first_use) == [[0, 2], [1, 3, 4]]
+    assert makespan(durations, 2, families, first_use) == 13.0
+    # longest first alone (every unit its own family) crosses them: both GPUs pay both first uses
+    assert simulate(durations, 2) == [[0, 3, 4], [1, 2]]
+    assert max(6 + 2 + 2 + 3 + 3, 5 + 4 + 3 + 3) == 16
+
+
+def test_a_free_gpu_takes_another_gpus_family_rather_than_wait():
+    # one family of 6 equal units and nothing else: both GPUs share it, 3 units each
+    assert [len(units) for units in simulate([2.0] * 6, 2, ["a"] * 6)] == [3, 3]
+
+
+def test_the_course_keeps_each_family_on_one_gpu_until_the_end():
+    """Measured one-GPU unit walls of course.toml (H200, session 6, cold caches) as durations."""
+    walls = {"transfers": [31.5, 13.3, 9.6, 9.2, 8.7, 8.5], "mnist": [19.0, 14.0, 2.9, 2.6, 0.3, 0.3, 0.2, 0.2],
+             "fused": [14.7, 14.1, 2.1, 1.6, 0.5, 0.5, 0.4] + [0.2] * 5, "vecadd": [8.9, 7.5, 7.5, 0.3, 0.2, 0.2],
+             "histogram": [18.2, 1.4, 0.4] + [0.2] * 3 + [0.1] * 4, "matmul": [6.4, 1.2, 1.1, 0.7, 0.7, 0.6, 0.5, 0.5,
+                                                                              0.3, 0.3, 0.1],
+             "fft": [6.5, 1.3] + [0.4] * 3 + [0.3] + [0.1] * 6}
+    durations = [d for ds in walls.values() for d in ds]
+    families = [f for f, ds in walls.items() for _ in ds]
+    gpus = simulate(durations, 2, families)
+    split = [sorted({families[u] for u in units}) for units in gpus]
+    assert sum(len(fs) for fs in split) <= len(walls) + 1  # at most one family shared, at the very end
+    assert makespan(durations, 2, families) <= sum(durations) / 2 + max(durations)
 
 
 @pytest.mark.parametrize("workers", [2, 3, 4, 8])
