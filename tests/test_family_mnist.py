@@ -15,6 +15,9 @@ from gpuprof.variants import catalog
 torch = pytest.importorskip("torch")
 
 
+PARAMETER_SHAPES = [shape for _name, shape in mnist.PARAMETERS]
+
+
 def test_manifest_has_the_four_variants_and_hand_lists_every_kernel():
     fam = catalog.load_family("mnist")
     assert fam.variant_names == ["eager", "compiled", "cuda_graph", "hand"]
@@ -107,6 +110,18 @@ def test_torch_float32_step_agrees_with_float64_under_the_tolerance(seed):
     assert errors["loss"] < mnist.LOSS_TOLERANCE
 
 
+@pytest.mark.parametrize("seed", [6, 147, 174])
+def test_a_kink_moves_one_element_far_but_the_whole_parameter_little(seed):
+    """Batches whose FP32 step (torch on a CPU) put one element of conv2's weight gradient 0.05 to
+    0.105 of its rms from float64 (a pooled gradient routed to another position): over the per-element
+    bound of sessions 1-5 (4.6e-2), a false WRONG. The rms error of every parameter stays small."""
+    size = {"batch": 64}
+    out, ref = reference_and_fp32(64, seed)
+    assert mnist.scaled_error(out, ref, size)[0] <= mnist.tolerance(None, size)
+    errors = mnist.segment_errors(out, ref, size)
+    assert max(e for name, e in errors.items() if "-rms:" in name) <= mnist.rms_tolerance(size) / 2
+
+
 def test_reference_update_is_sgd_and_conv_weights_are_trained():
     ref, params = cpu_step(6, 5, torch.float64)
     lay = mnist.layout()
@@ -117,7 +132,8 @@ def test_reference_update_is_sgd_and_conv_weights_are_trained():
     assert np.abs(grads[lay.segment(3)]).max() > 0
 
 
-@pytest.mark.parametrize(("what", "index"), [("skip", 9), ("skip", 2), ("scale", 6), ("loss", 0)])
+@pytest.mark.parametrize(("what", "index"), [("skip", 9), ("skip", 2), ("scale", 6), ("scale", 3), ("filter", 3),
+                                            ("loss", 0)])
 def test_planted_bugs_fail_the_check(what, index):
     size = {"batch": 64}
     out, ref = reference_and_fp32(64, 0)
@@ -125,8 +141,12 @@ def test_planted_bugs_fail_the_check(what, index):
     seg = lay.segment(index)
     if what == "skip":  # the update skipped one layer: w' = w0
         out[lay.weights + seg.start:lay.weights + seg.stop] = ref.params[seg]
-    elif what == "scale":  # a gradient 5 % off (a wrong normalisation)
+    elif what == "scale":  # a gradient 5 % off (a wrong normalisation): every element, by its own 5 %
         out[lay.grads + seg.start:lay.grads + seg.stop] *= 1.05
+    elif what == "filter":  # one filter's gradient read from its neighbour (a wrong index)
+        grad = out[lay.grads + seg.start:lay.grads + seg.stop]
+        per_filter = grad.size // PARAMETER_SHAPES[index][0]
+        grad[:per_filter] = grad[per_filter:2 * per_filter].copy()
     else:
         out[0] *= 1 + 1e-4
     err, _ = mnist.scaled_error(out, ref, size)
@@ -146,4 +166,5 @@ def test_tolerance_shrinks_with_the_batch_and_is_one_model_for_all_variants():
     fam = catalog.load_family("mnist")
     small, large = ({"batch": b} for b in (64, 1024))
     assert mnist.tolerance(fam.variant("hand"), small) == mnist.tolerance(fam.variant("eager"), small)
-    assert 1e-2 < mnist.tolerance(None, large) < mnist.tolerance(None, small) < 5e-2
+    assert mnist.tolerance(None, large) < mnist.tolerance(None, small) < 0.5  # an element off by half its rms fails
+    assert mnist.rms_tolerance(large) < mnist.rms_tolerance(small) < 0.05  # 5 % off throughout fails

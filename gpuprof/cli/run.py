@@ -216,8 +216,9 @@ def suite(
     timeout: Timeout = DEFAULT_VARIANT_TIMEOUT_S,
     gpus: Annotated[Optional[str], typer.Option(
         "--gpus", metavar="all|0,1",
-        help="Spread the rows over these GPUs (one worker process each, nvidia-smi numbering); "
-             "each row records its GPU. Default: one GPU.")] = None,
+        help="Spread the rows over these GPUs (one worker process each, nvidia-smi numbering; a free "
+             "GPU takes the longest unit left, keeping to the families it has started); each row "
+             "records its GPU. Default: one GPU.")] = None,
     history: Annotated[Optional[Path], typer.Option(
         "--history", metavar="RESULTS.json",
         help="With --gpus: an earlier results file of this suite; its unit times order the work "
@@ -232,6 +233,8 @@ def suite(
       gpuprof suite suites/smoke.toml --json smoke.json
 
       gpuprof compare base.json smoke.json
+
+      gpuprof suite suites/course.toml --gpus all --history one.json --json two.json
     """
     written: list[tuple[Path, float | None]] = []  # the --json file and its mtime before the suite
 

@@ -39,6 +39,14 @@ def test_suite_results_carry_the_preset_and_each_rows_resolution(tmp_path):
         assert row.timing.resolution <= 0.008 or row.timing.stop_reason in ("resolution_budget", "max_samples"), row.id
         # the unit's wall time (compile, check, timing), for a later `suite --gpus --history`
         assert row.gpu["unit_wall_s"] > 0 and row.gpu["name"] == saved.environment["gpu_name"], row.id
+        _assert_steps(row)
+
+
+def _assert_steps(row):
+    """Where the unit's time went: every step of the core, adding up to at most its wall time."""
+    steps = row.gpu["steps_s"]
+    assert {"compile", "check", "time", "verify"} <= set(steps) and all(s >= 0 for s in steps.values()), row.id
+    assert sum(steps.values()) <= row.gpu["unit_wall_s"] + 0.01, row.id
 
 
 def test_two_back_to_back_suites_pass_the_gate(tmp_path):
@@ -62,4 +70,6 @@ def test_suite_on_two_gpus_spreads_rows_and_merges_one_file(tmp_path):
         "matmul/smem_tiled/2048x2048x2048", "matmul/warptile/2048x2048x2048", "matmul/cublas/2048x2048x2048"]
     used = {r.gpu["index"] for r in saved.rows}
     assert len(used) >= 2 and all(r.gpu["uuid"] and r.gpu["name"] for r in saved.rows)
+    for row in saved.rows:
+        _assert_steps(row)
     assert len(saved.environment["gpus"]) == len(used)
