@@ -144,10 +144,11 @@ def _gpu_process(gpu: int, suite: Suite, inbox: Any, done: Any, work: RunUnit, t
                 spent = clock.take()
                 for row in part.rows:
                     row.gpu = gpu_record(gpu, part.environment, row, wall_s, spent)
-                done.put(UnitDone(unit.number, gpu, part.environment, label_rows(part.rows, suite.cases[unit.case_index]),
-                                  started=started, wall_s=wall_s))
+                rows = label_rows(part.rows, suite.cases[unit.case_index])
+                done.put(UnitDone(unit.number, gpu, part.environment, rows, started=started, wall_s=wall_s))
             except GpuprofError as exc:
-                done.put(UnitDone(unit.number, gpu, {}, [], (exc.exit_code, str(exc)), started, time.monotonic() - started))
+                error = (exc.exit_code, str(exc))
+                done.put(UnitDone(unit.number, gpu, {}, [], error, started, time.monotonic() - started))
             except Exception as exc:  # noqa: BLE001  (sent to the parent, which reports it in one line)
                 done.put(UnitDone(unit.number, gpu, {}, [], (3, f"GPU {gpu}: {type(exc).__name__}: {exc}"),
                                   started, time.monotonic() - started))
@@ -230,8 +231,8 @@ def run_suite_on_gpus(suite: Suite, gpus: list[int], json_out: Path | None = Non
     dispatch = Dispatch(units, estimates, lambda unit: suite.cases[unit.case_index].family)
     context = multiprocessing.get_context("spawn")  # never fork a process that may hold CUDA
     inboxes, done = {gpu: context.Queue() for gpu in gpus}, context.Queue()
-    processes = {gpu: context.Process(target=_gpu_process, args=(gpu, suite, inboxes[gpu], done, work, timeout_s, prepare),
-                                      name=f"gpuprof-gpu{gpu}", daemon=False) for gpu in gpus}
+    processes = {gpu: context.Process(target=_gpu_process, name=f"gpuprof-gpu{gpu}", daemon=False,
+                                      args=(gpu, suite, inboxes[gpu], done, work, timeout_s, prepare)) for gpu in gpus}
     merged = _Merged(suite, json_out, began, "+".join(sorted({e.source for e in estimates})))
     running: dict[int, Unit] = {}  # GPU -> the unit it holds
     failure: UnitDone | None = None

@@ -160,9 +160,6 @@ class Dispatch:
         self._ran: dict[int, set[str]] = {}  # GPU -> the families it has run
         self._started: set[str] = set()
 
-    def __len__(self) -> int:
-        return len(self._left)
-
     def next_for(self, gpu: int) -> Unit | None:
         """The unit `gpu` runs next, taken off the list; None when none is left."""
         if not self._left:
@@ -211,7 +208,8 @@ def simulate(durations: Sequence[float], workers: int, families: Sequence[str] |
     seen: list[set[str]] = [set() for _ in range(workers)]
     while (unit := dispatch.next_for(gpu := min(range(workers), key=lambda g: (free_at[g], g)))) is not None:
         family = names[unit.number]
-        free_at[gpu] += durations[unit.number] + ((first_use_s or {}).get(family, 0.0) if family not in seen[gpu] else 0.0)
+        first_use = (first_use_s or {}).get(family, 0.0) if family not in seen[gpu] else 0.0
+        free_at[gpu] += durations[unit.number] + first_use
         seen[gpu].add(family)
         taken[gpu].append(unit.number)
     return taken

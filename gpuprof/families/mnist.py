@@ -302,8 +302,10 @@ KINK_TERM_MAX, KINK_TERMS_PER_ELEMENT = 10.0, 3
 # Spread over a whole parameter, kinks move its rms error by at most 2 typical terms (measured below).
 KINK_TERMS_RMS = 2 * 1.3
 # A kink moves one element of a batchnorm parameter (one channel's sum) by a whole term, and those
-# sums can be small: up to 0.30 of the parameter's rms on an H100 (300 batches of 64), a heavy tail. So in each parameter the KINK_OUTLIERS worst elements are held only to OUTLIER_BOUND (off by
-# the parameter's rms, or by their own size: a bug, not a kink), and the rms is taken without them.
+# sums can be small: up to 0.30 of the parameter's rms on an H100 (300 batches of 64), a heavy
+# tail. So in each parameter the KINK_OUTLIERS worst elements are held only to OUTLIER_BOUND (off
+# by the parameter's rms, or by their own size: a bug, not a kink), and the rms is taken without
+# them.
 KINK_OUTLIERS, OUTLIER_BOUND = 2, 1.0
 
 
