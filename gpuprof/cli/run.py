@@ -234,7 +234,7 @@ def suite(
 
       gpuprof compare base.json smoke.json
 
-      gpuprof suite suites/course.toml --gpus all --history one.json --json two.json
+      gpuprof suite suites/ci.toml --gpus all --history one.json --json two.json
     """
     written: list[tuple[Path, float | None]] = []  # the --json file and its mtime before the suite
 

@@ -158,7 +158,6 @@ class Dispatch:
         self._seconds = {u.number: e.seconds for u, e in zip(units, estimates)}
         self._family = {u.number: family_of(u) for u in units}
         self._ran: dict[int, set[str]] = {}  # GPU -> the families it has run
-        self._started: set[str] = set()
 
     def next_for(self, gpu: int) -> Unit | None:
         """The unit `gpu` runs next, taken off the list; None when none is left."""
@@ -175,7 +174,6 @@ class Dispatch:
                 pick = 0
         unit = self._left.pop(pick)
         ran.add(self._family[unit.number])
-        self._started.add(self._family[unit.number])
         return unit
 
     def withdraw(self) -> int:
@@ -185,10 +183,11 @@ class Dispatch:
 
     def _untouched_work(self) -> dict[str, tuple[float, int]]:
         """Families no GPU has started: (their units' expected seconds, their first unit's number)."""
+        started = set().union(*self._ran.values())
         work: dict[str, tuple[float, int]] = {}
         for unit in self._left:
             family = self._family[unit.number]
-            if family not in self._started:
+            if family not in started:
                 seconds, first = work.get(family, (0.0, unit.number))
                 work[family] = (seconds + self._seconds[unit.number], min(first, unit.number))
         return work
@@ -200,6 +199,18 @@ def simulate(durations: Sequence[float], workers: int, families: Sequence[str] |
     GPU asks first (GPUs free at the same moment ask by index). families: each unit's family (default:
     a family of its own); first_use_s: what a GPU pays on top of a unit when it runs that unit's family
     for the first time (a GPU new to a family pays it again)."""
+    return _schedule(durations, workers, families, first_use_s)[0]
+
+
+def makespan(durations: Sequence[float], workers: int, families: Sequence[str] | None = None,
+             first_use_s: dict[str, float] | None = None) -> float:
+    """The wall time of simulate()'s schedule: the busiest GPU's total, first uses included."""
+    return max(_schedule(durations, workers, families, first_use_s)[1])
+
+
+def _schedule(durations: Sequence[float], workers: int, families: Sequence[str] | None,
+              first_use_s: dict[str, float] | None) -> tuple[list[list[int]], list[float]]:
+    """simulate()'s schedule: the units each GPU runs, and when each GPU is done."""
     units = [Unit(i, 0, str(i), None) for i in range(len(durations))]
     names = list(families) if families is not None else [str(i) for i in range(len(durations))]
     dispatch = Dispatch(units, [Estimate(float(d), "model") for d in durations], lambda u: names[u.number])
@@ -212,14 +223,4 @@ def simulate(durations: Sequence[float], workers: int, families: Sequence[str] |
         free_at[gpu] += durations[unit.number] + first_use
         seen[gpu].add(family)
         taken[gpu].append(unit.number)
-    return taken
-
-
-def makespan(durations: Sequence[float], workers: int, families: Sequence[str] | None = None,
-             first_use_s: dict[str, float] | None = None) -> float:
-    """The wall time of simulate()'s schedule: the busiest GPU's total, first uses included."""
-    spans = []
-    for units in simulate(durations, workers, families, first_use_s):
-        owned = {families[u] if families is not None else str(u) for u in units}
-        spans.append(sum(durations[u] for u in units) + sum((first_use_s or {}).get(f, 0.0) for f in owned))
-    return max(spans)
+    return taken, free_at

@@ -148,3 +148,16 @@ def test_expected_efficiency_in_a_manifest_is_checked(tmp_path):
         catalog.parse_variant(tmp_path / "family.toml", 1, data)
     data["expected_efficiency"] = 0.25
     assert catalog.parse_variant(tmp_path / "family.toml", 1, data).expected_efficiency == 0.25
+
+
+def test_a_students_kernels_dir_variants_stay_with_their_family():
+    """The adversarial suite's planted kernels (kernels_dir, written the way a student edits a
+    built-in) are units of their family: the dispatch keeps them on the GPU that runs it."""
+    suite = load(Path(__file__).resolve().parents[1] / "suites" / "adversarial.toml")
+    units = units_of(suite)
+    assert {"caches_result", "lost_tile", "off_by_one_edge"} <= {u.variant for u in units}
+    seconds = [e.seconds for e in estimate_units(suite, units)]
+    families = [suite.cases[u.case_index].family for u in units]
+    gpus = simulate(seconds, 2, families)
+    split = [f for f in set(families) if sum(any(families[u] == f for u in taken) for taken in gpus) > 1]
+    assert len(split) <= 1  # at most one family shared, where the run evens out its end
