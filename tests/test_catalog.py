@@ -119,14 +119,14 @@ def variant_block(name: str, extra: str = "", file: str = "a.cu", kernel: str = 
 # ---------------------------------------------------------------- manifest <-> files
 
 
-def test_families_are_found_and_have_host_specs():
+def test_families_are_found_and_have_host_modules():
     names = catalog.family_names()
     assert names == sorted(names)
     assert {"vecadd", "matmul"} <= set(names)
     for name in names:  # a family without a host module could be listed but never run
-        assert families.spec(name).__name__ == f"gpuprof.families.{name}"
+        assert families.host(name).module.__name__ == f"gpuprof.families.{name}"
     for fam in FAMILIES:
-        assert families.spec(fam.name).RATE in ("flop", "bytes", "link")
+        assert families.host(fam.name).RATE in ("flop", "bytes", "link")
 
 
 @pytest.mark.parametrize("fam", FAMILIES, ids=lambda f: f.name)
@@ -329,7 +329,8 @@ def test_manifest_triton_variant_is_parsed(tmp_path):
         """))
     fam = catalog.parse_manifest(path)
     v = fam.variant("tri")
-    assert (v.language, v.vendor, v.is_triton, v.file, v.max_size) == ("triton", False, True, path.parent / "triton_toy.py", {"n": 64})
+    assert (v.language, v.vendor, v.is_triton, v.file, v.max_size) == (
+        "triton", False, True, path.parent / "triton_toy.py", {"n": 64})
     assert fam.variant("a").language == "cuda" and fam.variant("a").is_cuda
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from gpuprof.errors import InputError, UsageError
+from gpuprof.families.interface import FamilyHost
 from gpuprof.suite_file import load_suite
 from gpuprof.variants import catalog, launch_plan, nvrtc
 from gpuprof.variants.user import load_kernels_dir
@@ -62,7 +63,8 @@ def test_dynamic_smem_defaults_to_zero_and_takes_a_plain_integer(tmp_path):
     assert catalog.parse_manifest(toy_manifest(tmp_path, "")).variant("a").dynamic_smem_bytes() == 0
     other = tmp_path / "other"
     other.mkdir()
-    assert catalog.parse_manifest(toy_manifest(other, "dynamic_smem = 65536\n")).variant("a").dynamic_smem_bytes() == 65536
+    variant = catalog.parse_manifest(toy_manifest(other, "dynamic_smem = 65536\n")).variant("a")
+    assert variant.dynamic_smem_bytes() == 65536
 
 
 BAD = {
@@ -166,7 +168,7 @@ class FakeFunction:
         self.calls.append({"grid": grid, "block": block, **kwargs})
 
 
-class FakeSpec:
+class FakeModule:
     @staticmethod
     def kernel_args(inputs, out, size):
         return ("A", "B", out)
@@ -176,7 +178,7 @@ def launched(monkeypatch, variant: catalog.Variant) -> FakeFunction:
     function = FakeFunction()
     fake = nvrtc.CompiledKernel(variant.name, variant.kernel, function, (), {variant.kernel: function})
     monkeypatch.setattr(nvrtc, "compile_variant", lambda v: fake)
-    launch_for = launch_plan.make_launch_factory(MATMUL, variant, FakeSpec(), nvtx=False)
+    launch_for = launch_plan.make_launch_factory(MATMUL, variant, FamilyHost(FakeModule()), nvtx=False)
     size = {"m": 4096, "n": 4096, "k": 4096}
     launch = launch_for({}, "C", size)
     launch("stream-1")

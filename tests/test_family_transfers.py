@@ -16,6 +16,7 @@ from gpuprof import families
 from gpuprof.analysis import ceilings, derive
 from gpuprof.errors import EnvironmentProblem, InputError, UsageError
 from gpuprof.families import transfers
+from gpuprof.families.interface import FamilyHost
 from gpuprof.measure import timing
 from gpuprof.results import OK, CheckResult, Row, Timing
 from gpuprof.variants import catalog, launch_plan
@@ -35,7 +36,7 @@ def test_manifest_every_variant_declares_memory_and_is_host_synchronous():
     assert kinds == {"pageable": "pageable_host", "pinned": "page_locked", "mapped": "page_locked_mapped",
                      "managed_prefetch": "managed", "streamed": "page_locked", "torch": "page_locked"}
     assert fam.variant("streamed").plan == "chunked_streams" and fam.variant("zero_copy").name == "mapped"
-    assert transfers.RATE == "link" and families.spec("transfers") is transfers
+    assert transfers.RATE == "link" and families.host("transfers").module is transfers
 
 
 def test_other_families_stay_on_the_held_timer():
@@ -46,7 +47,8 @@ def test_other_families_stay_on_the_held_timer():
 
 def test_host_synchronous_must_be_a_boolean(tmp_path):
     text = (catalog.kernels_root() / "transfers" / "family.toml").read_text()
-    bad = text.replace('memory = "pageable_host", host_synchronous = true', 'memory = "pageable_host", host_synchronous = "yes"')
+    bad = text.replace('memory = "pageable_host", host_synchronous = true',
+                       'memory = "pageable_host", host_synchronous = "yes"')
     folder = tmp_path / "transfers"
     folder.mkdir()
     for cu in (catalog.kernels_root() / "transfers").glob("*.cu"):
@@ -282,8 +284,8 @@ def test_launch_wrappers_keep_the_untimed_reset(monkeypatch):
         launch.untimed_reset = reset
         return launch
 
-    spec = SimpleNamespace(plan=plan)
-    launch = launch_plan.make_launch_factory(fam, variant, spec)({}, None, {"n": 10})
+    host = FamilyHost(SimpleNamespace(plan=plan))
+    launch = launch_plan.make_launch_factory(fam, variant, host)({}, None, {"n": 10})
     assert getattr(launch, launch_plan.UNTIMED_RESET) is reset
 
 

@@ -64,20 +64,20 @@ def test_renaming_changes_only_the_names_in_the_catalogue(renamed_root):
 
 def test_renaming_keeps_every_tolerance(renamed_root):
     for original, renamed in pairs(renamed_root):
-        spec = families.spec(original.name)
+        host = families.host(original.name)
         for a, b in zip(original.variants, renamed.variants):
             for size in (*original.check_sizes, original.default_size):
-                assert spec.tolerance(b, size) == spec.tolerance(a, size), f"{original.name}/{a.name} {size}"
+                assert host.tolerance(b, size) == host.tolerance(a, size), f"{original.name}/{a.name} {size}"
 
 
 def test_renaming_keeps_every_ceiling_and_the_row_precision(renamed_root):
     for original, renamed in pairs(renamed_root):
-        spec = families.spec(original.name)
+        host = families.host(original.name)
         for a, b in zip(original.variants, renamed.variants):
-            row_a = run_core._blank_row(original, a, original.default_size, spec)
-            row_b = run_core._blank_row(renamed, b, original.default_size, spec)
+            row_a = run_core._blank_row(original, a, original.default_size, host)
+            row_b = run_core._blank_row(renamed, b, original.default_size, host)
             assert row_b.precision == row_a.precision == a.precision
-            assert CEILINGS.ceiling(spec.RATE, row_b.precision) == CEILINGS.ceiling(spec.RATE, row_a.precision)
+            assert CEILINGS.ceiling(host.RATE, row_b.precision) == CEILINGS.ceiling(host.RATE, row_a.precision)
 
 
 def test_renaming_keeps_every_vendor_call(renamed_root):
@@ -126,15 +126,16 @@ class _Recorder:
         self.log.append((self.name, grid, block, args))
 
 
-def _trace(spec, variant, size):
+def _trace(host, variant, size):
     """The launches plan() makes at one size: (kernel, grid, block, argument shapes or values)."""
     log: list = []
     functions = {k: _Recorder(k, log) for k in (variant.kernel, *variant.extra_kernels)}
-    inputs, out = spec.make_inputs(size, 1), spec.make_output(size)
+    inputs, out = host.make_inputs(size, 1), host.make_output(size)
     ctx = SimpleNamespace(grid=(7, 5, 3), block=variant.block_dims(), sm_count=132)
     try:
-        spec.plan(variant, functions, inputs, out, size, ctx)(None)
-    except (EnvironmentProblem, TypeError, AttributeError) as exc:  # im2col_cublas needs PyTorch on CUDA: the same outcome both ways
+        host.plan(variant, functions, inputs, out, size, ctx)(None)
+    # im2col_cublas needs PyTorch on CUDA: the same outcome both ways
+    except (EnvironmentProblem, TypeError, AttributeError) as exc:
         log.append(("raised", type(exc).__name__))
     return [tuple(a.shape if isinstance(a, np.ndarray) else (a if not isinstance(a, tuple) else
                   tuple(x.shape if isinstance(x, np.ndarray) else x for x in a)) for a in entry) for entry in log]
@@ -143,28 +144,28 @@ def _trace(spec, variant, size):
 def test_renaming_keeps_every_launch_plan(renamed_root, monkeypatch):
     planned = 0
     for original, renamed in pairs(renamed_root):
-        spec = families.spec(original.name)
-        if not hasattr(spec, "plan"):
+        host = families.host(original.name)
+        if host.plan is None:
             continue
-        monkeypatch.setattr(spec, "cupy", lambda: _NumpyAsCupy())
+        monkeypatch.setattr(host.module, "cupy", lambda: _NumpyAsCupy())
         monkeypatch.setattr(_random, "cupy", lambda: _NumpyAsCupy())  # the families' input generator
         for a, b in zip(original.variants, renamed.variants):
             if not a.is_cuda:
                 continue
             size = original.check_sizes[-1]
-            assert _trace(spec, b, size) == _trace(spec, a, size), f"{original.name}/{a.name}"
+            assert _trace(host, b, size) == _trace(host, a, size), f"{original.name}/{a.name}"
             planned += 1
     assert planned >= 20  # conv2d, reduce, scan, softmax: every hand-written variant
 
 
 def test_every_declared_plan_and_error_model_is_known_to_its_family():
     for fam in catalog.load_all():
-        spec = families.spec(fam.name)
+        host = families.host(fam.name)
         for v in fam.variants:
             if v.plan is not None:
-                assert v.plan in spec.PLANS, f"{fam.name}/{v.name}"
+                assert v.plan in host.PLANS, f"{fam.name}/{v.name}"
             if v.error_model is not None:
-                assert v.error_model in spec.ERROR_MODELS, f"{fam.name}/{v.name}"
+                assert v.error_model in host.ERROR_MODELS, f"{fam.name}/{v.name}"
 
 
 WITH_HELPERS = [(f, v) for f in catalog.load_all() for v in f.variants if v.helpers]
@@ -181,7 +182,8 @@ def test_every_helper_kernel_is_an_extern_c_entry_point_of_its_file(fam, v):
     done = subprocess.run([nvcc_path(), "-E", "-x", "cu", f"-I{v.file.parent}", str(v.file)],
                           capture_output=True, text=True, timeout=120, check=True)
     for role, kernel in v.helpers.items():
-        assert re.search(rf'extern\s+"C"[^;{{}}]*?global[^;{{}}]*?\b{kernel}\s*\(', done.stdout), f"helper {role} = {kernel} is not declared in {v.file.name}"
+        declared = rf'extern\s+"C"[^;{{}}]*?global[^;{{}}]*?\b{kernel}\s*\('
+        assert re.search(declared, done.stdout), f"helper {role} = {kernel} is not declared in {v.file.name}"
 
 
 # ---------------------------------------------------------------- no name checks in the family modules
@@ -248,7 +250,7 @@ def test_the_name_check_scan_catches_the_old_patterns(tmp_path, snippet):
 def test_a_student_variant_named_tf32_is_checked_and_judged_as_fp32():
     mine = Variant(name="mine_tf32", technique="t", file=Path("mine_tf32.cu"), kernel="k", block=(256,), user=True)
     fp32 = Variant(name="mine", technique="t", file=Path("mine.cu"), kernel="k", block=(256,), user=True)
-    matmul = families.spec("matmul")
+    matmul = families.host("matmul")
     size = {"m": 4096, "n": 4096, "k": 4096}
     assert mine.precision == "fp32"
     assert matmul.tolerance(mine, size) == matmul.tolerance(fp32, size) < 1e-4
@@ -277,15 +279,15 @@ def test_kernels_dir_variants_take_the_same_keys(tmp_path):
         """))
     (v,) = user.load_kernels_dir(tmp_path, catalog.load_family("reduce"))
     assert (v.plan, v.zero_output, v.precision, v.user) == ("single", True, "fp32", True)
-    assert _keys.plan(v, families.spec("reduce").PLANS) == "single"
+    assert _keys.plan(v, families.host("reduce").PLANS) == "single"
 
 
 def test_an_unknown_plan_or_error_model_names_the_choices():
     v = Variant(name="mine", technique="t", plan="warp_magic", error_model="exact", user=True)
     with pytest.raises(InputError, match=r"'plan' is 'warp_magic'; choose from: passes, single"):
-        _keys.plan(v, families.spec("reduce").PLANS)
+        _keys.plan(v, families.host("reduce").PLANS)
     with pytest.raises(InputError, match=r"'error_model' is 'exact'; choose from: tiled, serial"):
-        _keys.error_model(v, families.spec("scan").ERROR_MODELS)
+        _keys.error_model(v, families.host("scan").ERROR_MODELS)
 
 
 def test_kernels_dir_plans_are_checked_at_load_time(tmp_path):
@@ -296,7 +298,8 @@ def test_kernels_dir_plans_are_checked_at_load_time(tmp_path):
     (tmp_path / "scan.toml").write_text(
         '[[variant]]\nname = "mine"\nfile = "mine.cu"\nkernel = "scan_mine"\ntechnique = "t"\nblock = [256]\n'
         'tile = [256]\nplan = "passes"\n')
-    with pytest.raises(InputError, match=r"scan.toml: variant 'mine': 'plan' is 'passes'; choose from: single, propagate, lookback"):
+    wrong_plan = r"scan.toml: variant 'mine': 'plan' is 'passes'; choose from: single, propagate, lookback"
+    with pytest.raises(InputError, match=wrong_plan):
         user.load_kernels_dir(tmp_path, catalog.load_family("scan"))
 
 
@@ -341,7 +344,8 @@ def write_toy(root: Path, extra: str, vendor: bool = False) -> Path:
 
 
 MALFORMED = {
-    "unknown precision": ('precision = "fp8"', False, "'precision' is 'fp8'; choose from: fp32, tf32, bf16, fp16, fp64"),
+    "unknown precision": ('precision = "fp8"', False,
+                          "'precision' is 'fp8'; choose from: fp32, tf32, bf16, fp16, fp64"),
     "misspelt key": ('precison = "tf32"', False, "'precison' is not a variant key"),
     "zero_output not a bool": ('zero_output = "yes"', False, "'zero_output' must be true or false"),
     "helpers not a table": ('helpers = ["k"]', False, "'helpers' must be a table"),
@@ -362,7 +366,8 @@ def test_malformed_new_keys_name_the_file_and_the_key(tmp_path, line, vendor, me
 
 
 def test_helpers_are_compiled_as_extra_entry_points_and_defaults_apply(tmp_path):
-    path = write_toy(tmp_path, 'plan = "propagate"\nhelpers = { totals = "toy_totals", add = "toy_add" }\nextra_kernels = ["toy_add"]')
+    path = write_toy(tmp_path, 'plan = "propagate"\nhelpers = { totals = "toy_totals", add = "toy_add" }\n'
+                               'extra_kernels = ["toy_add"]')
     v = catalog.parse_manifest(path).variant("a")
     assert v.extra_kernels == ("toy_add", "toy_totals")
     assert v.helper("totals") == "toy_totals"

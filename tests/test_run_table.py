@@ -33,14 +33,14 @@ def manifest_rows(family_name: str, rates: dict[str, float], size: dict[str, int
                   mode: str = "cold") -> list[Row]:
     """Rows as the run core makes them (precision and FLOP count from the manifest), timed at `rates`."""
     family = catalog.load_family(family_name)
-    spec = families.spec(family_name)
+    host = families.host(family_name)
     rows = []
     for variant in family.variants:
         if variant.name not in rates:
             continue
-        row = run_core._blank_row(family, variant, size or dict(family.default_size), spec)
-        work = row.flop if spec.RATE == "flop" else row.bytes
-        median = work / (rates[variant.name] * (1e12 if spec.RATE == "flop" else 1e9))
+        row = run_core._blank_row(family, variant, size or dict(family.default_size), host)
+        work = row.flop if host.RATE == "flop" else row.bytes
+        median = work / (rates[variant.name] * (1e12 if host.RATE == "flop" else 1e9))
         samples = [0.999 * median, median, 1.001 * median]
         row.check = CheckResult(status=OK, max_rel_error=1e-6, tolerance=1e-4)
         row.timing = Timing(mode=mode, samples_s=samples, stop_reason="converged", summary=summarize(samples))
@@ -50,7 +50,7 @@ def manifest_rows(family_name: str, rates: dict[str, float], size: dict[str, int
 
 def render(family_name: str, rows: list[Row], limits, width: int = 160, mode: str = "cold") -> str:
     family = catalog.load_family(family_name)
-    derived = derive(rows, families.spec(family_name).RATE, family.baseline, family.vendor_reference, limits)
+    derived = derive(rows, families.host(family_name).RATE, family.baseline, family.vendor_reference, limits)
     console = Console(width=width, record=True, color_system=None)
     console.print(run_table(family, derived, family.baseline, family.vendor_reference, limits, mode, width=width))
     return console.export_text()
@@ -107,9 +107,9 @@ def test_conv2d_fft_is_flagged_as_nominal_flops_and_the_footer_gives_conv2d_form
 
 @pytest.mark.parametrize("family_name", ["vecadd", "matmul", "conv2d", "reduce", "scan", "softmax", "transpose"])
 def test_every_family_prints_its_own_formula(family_name):
-    spec = families.spec(family_name)
-    assert spec.FORMULA.startswith("TFLOP/s" if spec.RATE == "flop" else "GB/s")
-    assert spec.FORMULA in " ".join(render(family_name, [], H100).split())  # wrapped lines joined
+    host = families.host(family_name)
+    assert host.FORMULA.startswith("TFLOP/s" if host.RATE == "flop" else "GB/s")
+    assert host.FORMULA in " ".join(render(family_name, [], H100).split())  # wrapped lines joined
 
 
 def test_a_row_with_no_samples_shows_its_stop_reason():
@@ -140,7 +140,7 @@ def test_the_core_marks_an_impossible_row_before_the_json_is_written(monkeypatch
     monkeypatch.setattr(ceilings, "load", lambda info: H100)
     written = []
     request = run_core.RunRequest(family="vecadd", isolate=False)
-    run_core._run_variants(family, [family.variant("grid"), family.variant("vectorized")], families.spec("vecadd"),
+    run_core._run_variants(family, [family.variant("grid"), family.variant("vectorized")], families.host("vecadd"),
                            dict(family.default_size), request, None,
                            lambda partial: written.append(json.loads(json.dumps(results.to_dict(partial)))), None)
     last = written[-1]["rows"]

@@ -97,7 +97,7 @@ def run(
 
         with _progress_bar(len(chosen)) as on_step:
             outcome = run_family(request, on_step, checkpoint=save)
-        spec = families.spec(fam.name)
+        spec = families.host(fam.name)
         limits = ceilings.load(device_info())
         if target == "-" and finished:
             typer.echo("".join(results.json_parts(finished[-1])))
@@ -105,7 +105,7 @@ def run(
     console = human_console(target)
     print_table(console, run_table(fam, derived, base, fam.vendor_reference, limits, timing,
                             width=None if wide else console.width), wide)
-    for line in getattr(spec, "notes", lambda *_: [])(outcome.rows, fam, limits.measured):
+    for line in spec.notes(outcome.rows, fam, limits.measured):
         console.print(line)  # a family's own figure across rows (transfers: the streams' overlap)
     if isinstance(target, Path):
         console.print(f"results written to {target}")
@@ -276,7 +276,7 @@ def suite(
         groups.setdefault((row.family, results.size_label(row.size)), []).append(row)
     for (family_name, _), rows in groups.items():
         fam = catalog.load_family(family_name)
-        derived = derive(rows, families.spec(family_name).RATE, fam.baseline, fam.vendor_reference, limits)
+        derived = derive(rows, families.host(family_name).RATE, fam.baseline, fam.vendor_reference, limits)
         print_table(console, run_table(fam, derived, fam.baseline, fam.vendor_reference, limits,
                                 rows[0].timing.mode if rows[0].timing else "cold",
                                 width=None if wide else console.width), wide)

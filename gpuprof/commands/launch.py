@@ -25,20 +25,20 @@ def launch_variant(family_name: str, variant_name: str, size: dict[str, int], *,
         _random.draw_on_host()
     family = catalog.load_family(family_name).with_variants(extra or [])
     (variant,) = family.apply_defines([family.variant(variant_name)], defines or {})
-    spec = families.spec(family.name)
+    host = families.host(family.name)
     device_info()
     size = clip(size, variant.max_size)
-    inputs = spec.make_inputs(size, secrets.randbits(63))
-    out = spec.make_output(size)
+    inputs = host.make_inputs(size, secrets.randbits(63))
+    out = host.make_output(size)
     if plain_allocations and isinstance(out, cp.ndarray):
         # Under a sanitizer the output stays unwritten, so initcheck sees a kernel that reads it first.
         # (A host output, as the transfers family's, is the family's own page-aligned memory: kept.)
         out = cp.empty(out.shape, dtype=out.dtype)
     stream = cp.cuda.Stream(non_blocking=True)
-    warm = make_launch_factory(family, variant, spec, nvtx=False)(inputs, out, size)
+    warm = make_launch_factory(family, variant, host, nvtx=False)(inputs, out, size)
     for _ in range(warmup):  # outside the NVTX ranges, so profilers that filter on them skip these
         warm(stream)
-    launch = make_launch_factory(family, variant, spec)(inputs, out, size)
+    launch = make_launch_factory(family, variant, host)(inputs, out, size)
     for _ in range(count):
         launch(stream)
     stream.synchronize()

@@ -51,7 +51,7 @@ def run_family(request: RunRequest, progress: ProgressFn | None = None,
         family = family.with_variants(request.extra_variants)
     chosen = family.select(request.variants)
     chosen = family.apply_defines(chosen, request.defines)
-    spec = families.spec(family.name)
+    spec = families.host(family.name)
     size = request.size or dict(family.default_size)
     device_info()
     _check_memory(spec, size)
@@ -101,7 +101,7 @@ def run_variant(family: Family, variant: Variant, size: dict[str, int], policy: 
                 check_only: bool, emit: Callable[[str], None]) -> Row:
     """Check one variant at every check size and the benchmark size, then time it: one result row.
     Runs in a worker process when isolated (emit sends the progress steps to the parent)."""
-    spec = families.spec(family.name)
+    spec = families.host(family.name)
     row = _blank_row(family, variant, size, spec)
     try:
         harness = timing.shared_harness()
@@ -159,7 +159,7 @@ def _run_isolated(worker: isolation.Worker, job: tuple, report: Callable[[str], 
         if row.check.status == FAULT:
             worker.retire()  # its CUDA context is poisoned; the next variant gets a fresh process
         return row
-    row = _blank_row(family, variant, size, families.spec(family.name))
+    row = _blank_row(family, variant, size, families.host(family.name))
     during = f" during {answer.last_event}" if answer.last_event else " while starting"
     if answer.status == isolation.TIMED_OUT:
         row.check = CheckResult(status=TIMEOUT, reasons=[

@@ -76,7 +76,7 @@ def _family(name: str, rows: list[Row]) -> tuple[Family, str]:
     another gpuprof's family), a stand-in named after them, rated by what the rows carry."""
     try:
         family = catalog.load_family(name)
-        return family, families.spec(name).RATE
+        return family, families.host(name).RATE
     except GpuprofError:
         rate_kind = "flop" if all(r.flop for r in rows) else "bytes"
         stand_in = Family(name=name, summary="rows of a family this gpuprof does not ship", signature="",

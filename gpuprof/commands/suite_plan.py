@@ -138,8 +138,8 @@ def estimate_units(suite: Suite, units: Sequence[Unit], history: results.Results
             estimates.append(Estimate(known[row_id], "history"))
             continue
         case = suite.cases[unit.case_index]
-        spec = families.spec(case.family)
-        launch = model_launch_s(spec.bytes_moved(size), spec.flop(size), variant.precision,
+        host = families.host(case.family)
+        launch = model_launch_s(host.bytes_moved(size), host.flop(size), variant.precision,
                                 variant.expected_efficiency or DEFAULT_EFFICIENCY, peaks)
         estimates.append(Estimate(model_unit_s(launch, suite.case_timing(case)), "model"))
     return estimates

@@ -38,7 +38,7 @@ def bytes_moved(size: dict[str, int]) -> float:
     return 2.0 * 8 * size["n"] * size["batch"]  # read the signals once, write the spectra once
 
 
-def tolerance(variant: str, size: dict[str, int]) -> float:
+def tolerance(variant: Any, size: dict[str, int]) -> float:
     # Each radix-2 stage adds a few unit roundoffs (one complex add, one complex multiply by a
     # twiddle that sincospif gets to ~1 ulp); the error bound grows like u·log2(n) (Higham,
     # Accuracy and Stability, §24.1). 10·u·log2(n) covers it with margin (~1.2e-5 at 2^20),
@@ -218,7 +218,8 @@ def _cufft(inputs: dict[str, Any], out: Any, size: dict[str, int]):
     try:
         from cupy.cuda import cufft
     except ImportError:
-        raise EnvironmentProblem("this CuPy build has no cuFFT (cupy.cuda.cufft); the 'cufft' variant needs it") from None
+        raise EnvironmentProblem(
+            "this CuPy build has no cuFFT (cupy.cuda.cufft); the 'cufft' variant needs it") from None
     plan = cufft.Plan1d(size["n"], cufft.CUFFT_C2C, size["batch"])
     x = inputs["in"]
 

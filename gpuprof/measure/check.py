@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from gpuprof.families.interface import FamilyHost
 from gpuprof.gpu import cupy
 from gpuprof.results import OK, WRONG, CheckResult, size_label
 
@@ -76,14 +77,14 @@ def settle(stream: Any) -> None:
     cupy().cuda.Device().synchronize()
 
 
-def repoison(spec: Any, prepared: Prepared) -> None:
+def repoison(host: FamilyHost, prepared: Prepared) -> None:
     """Fill the output with the family's poison again, so timing starts from an unwritten output."""
-    poison_output(spec, prepared.out, prepared.size)
+    poison_output(host, prepared.out, prepared.size)
 
 
-def poison_output(spec: Any, out: Any, size: dict[str, int]) -> None:
+def poison_output(host: FamilyHost, out: Any, size: dict[str, int]) -> None:
     """The family's poison (NaN) into the existing output array, which the launch closure holds."""
-    out[...] = spec.make_output(size)
+    out[...] = host.make_output(size)
     cupy().cuda.Device().synchronize()  # made on the default stream; the launch's stream does not wait
 
 
@@ -114,16 +115,16 @@ def worse(a: float, b: float) -> float:
     return float("nan") if math.isnan(a) or math.isnan(b) else max(a, b)
 
 
-def check_at(spec: Any, launch_for: LaunchFactory, size: dict[str, int], stream: Any,
+def check_at(host: FamilyHost, launch_for: LaunchFactory, size: dict[str, int], stream: Any,
              tolerance: float, inplace: bool = False,
              launches: int = CHECK_LAUNCHES) -> tuple[float, list[str], Prepared]:
     """Launch `launches` times at one size, judging each; (worst scaled error, reasons it is
     wrong, the buffers of the last launch)."""
     if launches < 1:
         raise ValueError(f"check_at needs at least one launch, not {launches}")
-    inputs = spec.make_inputs(size, secrets.randbits(63))  # fresh inputs on every check
+    inputs = host.make_inputs(size, secrets.randbits(63))  # fresh inputs on every check
     pristine = snapshot(inputs)  # the reference must not see what the kernel did to its inputs
-    out = spec.make_output(size)  # NaN-poisoned: unwritten elements cannot pass
+    out = host.make_output(size)  # NaN-poisoned: unwritten elements cannot pass
     # Inputs and poison were made on CuPy's default stream; the timing stream does not wait for it.
     cupy().cuda.Device().synchronize()
     launch = launch_for(inputs, out, size)  # one launch closure, relaunched as timing relaunches it
@@ -133,13 +134,13 @@ def check_at(spec: Any, launch_for: LaunchFactory, size: dict[str, int], stream:
     reasons: list[str] = []
     for number in range(1, launches + 1):
         if number > 1:
-            restart(spec, inputs, out, pristine, size, inplace)
+            restart(host, inputs, out, pristine, size, inplace)
         launch(stream)
         settle(stream)
         if ref is None:
-            ref = spec.reference(pristine, size)  # once per size, from the untouched inputs
+            ref = host.reference(pristine, size)  # once per size, from the untouched inputs
         where = label if number == 1 else f"{label}: launch {number} of {launches}"
-        err, why = judge(spec, out, pristine, size, tolerance, where, ref=ref)
+        err, why = judge(host, out, pristine, size, tolerance, where, ref=ref)
         worst = worse(worst, err)
         if not reasons:
             reasons += why  # the first failing launch names the size's fault; later ones add nothing new
@@ -151,26 +152,27 @@ def check_at(spec: Any, launch_for: LaunchFactory, size: dict[str, int], stream:
     return worst, reasons, Prepared(inputs, out, size, pristine, tolerance)
 
 
-def restart(spec: Any, inputs: dict[str, Any], out: Any, pristine: dict[str, Any], size: dict[str, int],
+def restart(host: FamilyHost, inputs: dict[str, Any], out: Any, pristine: dict[str, Any], size: dict[str, int],
             inplace: bool) -> None:
     """Before a relaunch: an in-place family's inputs back as they were (copied into the same
     arrays: the launch closure holds them), and the output poisoned again."""
     if inplace:
         for name, before in pristine.items():
             inputs[name][...] = before
-    poison_output(spec, out, size)
+    poison_output(host, out, size)
 
 
-def judge(spec: Any, out: Any, pristine: dict[str, Any], size: dict[str, int], tolerance: float,
+def judge(host: FamilyHost, out: Any, pristine: dict[str, Any], size: dict[str, int], tolerance: float,
           label: str, ref: Any = None) -> tuple[float, list[str]]:
     """(worst scaled error, reasons) of one output against the float64 reference of the pristine
     inputs; ref: that reference when the caller already has it (check_at judges several launches)."""
     if ref is None:
-        ref = spec.reference(pristine, size)
-    if hasattr(spec, "scaled_error"):  # a family whose output has parts on different scales (mnist)
-        err, not_written = spec.scaled_error(out, ref, size)
+        ref = host.reference(pristine, size)
+    own_scaling = host.scaled_error
+    if own_scaling is not None:  # a family whose output has parts on different scales (mnist)
+        err, not_written = own_scaling(out, ref, size)
     else:
-        err, not_written = scaled_error(out, ref, getattr(spec, "ERROR_SCALE", "rms"))
+        err, not_written = scaled_error(out, ref, host.ERROR_SCALE)
     del ref
     if not_written:
         return err, [f"{label}: {not_written} of {out.size} outputs not written (still NaN)"]
@@ -179,7 +181,7 @@ def judge(spec: Any, out: Any, pristine: dict[str, Any], size: dict[str, int], t
     return err, []
 
 
-def recheck_after_timing(spec: Any, prepared: Prepared, stream: Any, inplace: bool = False) -> list[str]:
+def recheck_after_timing(host: FamilyHost, prepared: Prepared, stream: Any, inplace: bool = False) -> list[str]:
     """Reasons the output of the last timed launch (or the inputs) are not what the check passed.
 
     The output was re-poisoned before timing, so it holds what the timed launches wrote: a kernel
@@ -187,7 +189,7 @@ def recheck_after_timing(spec: Any, prepared: Prepared, stream: Any, inplace: bo
     stale value here. Within tolerance is fine (atomics reorder sums from launch to launch)."""
     settle(stream)
     label = size_label(prepared.size)
-    _err, why = judge(spec, prepared.out, prepared.pristine, prepared.size, prepared.tolerance, label)
+    _err, why = judge(host, prepared.out, prepared.pristine, prepared.size, prepared.tolerance, label)
     reasons = [f"result changed while timed: {reason.removeprefix(label + ': ')} after the last timed launch"
                for reason in why]
     if not inplace:
@@ -197,7 +199,7 @@ def recheck_after_timing(spec: Any, prepared: Prepared, stream: Any, inplace: bo
     return reasons
 
 
-def check_variant(spec: Any, variant: Any, launch_for: LaunchFactory, sizes: list[dict[str, int]],
+def check_variant(host: FamilyHost, variant: Any, launch_for: LaunchFactory, sizes: list[dict[str, int]],
                   stream: Any, inplace: bool = False, launches: int | None = None) -> tuple[CheckResult, Prepared]:
     """Check at every size (the last one is the benchmark size); keep the last buffers for timing.
     launches: per size, from the family's manifest; None is CHECK_LAUNCHES."""
@@ -209,8 +211,8 @@ def check_variant(spec: Any, variant: Any, launch_for: LaunchFactory, sizes: lis
     for size in sizes:
         if prepared is not None:
             prepared = None  # free the previous size's buffers first
-        tolerance = spec.tolerance(variant, size)  # may grow with the size (long sums)
-        err, why, prepared = check_at(spec, launch_for, size, stream, tolerance, inplace, launches)
+        tolerance = host.tolerance(variant, size)  # may grow with the size (long sums)
+        err, why, prepared = check_at(host, launch_for, size, stream, tolerance, inplace, launches)
         worst = worse(worst, err)
         reasons += why
     if prepared is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gpuprof.families.interface import FamilyHost
 from gpuprof.gpu import cupy, device_info
 from gpuprof.variants import nvrtc, ranges
 from gpuprof.variants.catalog import Family, Variant
@@ -30,7 +31,7 @@ class LaunchContext:
         return device_info().sm_count
 
 
-def make_launch_factory(family: Family, variant: Variant, spec: Any, *, nvtx: bool = True):
+def make_launch_factory(family: Family, variant: Variant, host: FamilyHost, *, nvtx: bool = True):
     """launch_for(inputs, out, size) -> launch(stream), inside NVTX family -> variant ranges
     (unless nvtx=False: warm-up launches a profiler must not select). A variant whose manifest
     says zero_output = true gets its output zeroed on the stream first, inside the timed launch."""
@@ -45,7 +46,7 @@ def make_launch_factory(family: Family, variant: Variant, spec: Any, *, nvtx: bo
 
     if variant.vendor:
         call = vendor_call(variant)
-        return lambda inputs, out, size: wrap(spec.vendor_launch(call, inputs, out, size), out)
+        return lambda inputs, out, size: wrap(host.vendor_launch(call, inputs, out, size), out)
     if variant.is_triton:  # a .py file with make_launch(inputs, out, size); Triton compiles at its first launch
         from gpuprof.variants import triton as triton_variant
 
@@ -59,9 +60,10 @@ def make_launch_factory(family: Family, variant: Variant, spec: Any, *, nvtx: bo
 
     def kernel_for(inputs, out, size):
         grid = grid_for(family, variant, size)
-        if hasattr(spec, "plan"):  # the family launches this variant its own way (several kernels, workspace)
-            return wrap(spec.plan(variant, kernel.functions, inputs, out, size, LaunchContext(grid, block, shared_mem)), out)
-        args = spec.kernel_args(inputs, out, size)
+        plan = host.plan
+        if plan is not None:  # the family launches this variant its own way (several kernels, workspace)
+            return wrap(plan(variant, kernel.functions, inputs, out, size, LaunchContext(grid, block, shared_mem)), out)
+        args = host.kernel_args(inputs, out, size)
 
         def launch(stream: Any) -> None:
             kernel.function(grid, block, args, stream=stream, shared_mem=shared_mem)

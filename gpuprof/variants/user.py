@@ -160,10 +160,10 @@ def load_kernels_dir(directory: Path, family: Family) -> list[Variant]:
             raise InputError(f"{path}: variant {index}: vendor variants need host code; add .cu (or Triton .py) variants")
         variants.append(parse_variant(path, index, table, user=True))
     validate_variants(path, family, variants)
-    spec = families.spec(family.name)
+    host = families.host(family.name)
     for variant in variants:
         try:  # plan and error_model name choices of the family module (gpuprof/families/<family>.py)
-            _keys.check_declared(variant, spec)
+            _keys.check_declared(variant, host)
         except InputError as exc:
             raise InputError(f"{path}: {exc.message}") from None
     for variant in variants:

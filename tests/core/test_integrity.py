@@ -18,6 +18,7 @@ import pytest
 
 from gpuprof.analysis.ceilings import Ceilings
 from gpuprof.commands import run as run_core
+from gpuprof.families.interface import FamilyHost
 from gpuprof.measure import check, integrity
 from gpuprof.results import IMPOSSIBLE, OK, WRONG, CheckResult, size_label
 
@@ -32,19 +33,21 @@ class FakeStream:
 
 @pytest.fixture
 def fake_cupy(monkeypatch):
+    device = types.SimpleNamespace(synchronize=lambda: None)
     fake = types.SimpleNamespace(**{n: getattr(np, n) for n in NUMPY_NAMES},
-                                 cuda=types.SimpleNamespace(Device=lambda: types.SimpleNamespace(synchronize=lambda: None)))
+                                 cuda=types.SimpleNamespace(Device=lambda: device))
     monkeypatch.setattr(check, "cupy", lambda: fake)
     return fake
 
 
-class VecaddSpec:
+class VecaddModule:
     """vecadd's host side in numpy: c = a + b."""
 
     @staticmethod
     def make_inputs(size, seed):
         rng = np.random.default_rng(seed % 2**32)
-        return {"a": rng.uniform(-1, 1, size["n"]).astype(np.float32), "b": rng.uniform(-1, 1, size["n"]).astype(np.float32)}
+        return {"a": rng.uniform(-1, 1, size["n"]).astype(np.float32),
+                "b": rng.uniform(-1, 1, size["n"]).astype(np.float32)}
 
     @staticmethod
     def make_output(size):
@@ -75,17 +78,17 @@ def zeroes_inputs(inputs, out, size):
     return launch
 
 
-def run_check(launch_for, inplace=False, sizes=SIZES, launches=None, spec=VecaddSpec):
-    return check.check_variant(spec, "v", launch_for, sizes, FakeStream(), inplace, launches)
+def run_check(launch_for, inplace=False, sizes=SIZES, launches=None, module=VecaddModule):
+    return check.check_variant(FamilyHost(module), "v", launch_for, sizes, FakeStream(), inplace, launches)
 
 
 def time_it(prepared, launch_for, launches=5):
     """What run_variant does around timing: re-poison, then the timed launches on the same buffers."""
-    check.repoison(VecaddSpec, prepared)
+    check.repoison(FamilyHost(VecaddModule), prepared)
     launch = launch_for(prepared.inputs, prepared.out, prepared.size)
     for _ in range(launches):
         launch(FakeStream())
-    return check.recheck_after_timing(VecaddSpec, prepared, FakeStream())
+    return check.recheck_after_timing(FamilyHost(VecaddModule), prepared, FakeStream())
 
 
 # ---------------------------------------------------------------- inputs
@@ -211,15 +214,15 @@ def test_inputs_changed_during_timing_are_named(fake_cupy):
 # ---------------------------------------------------------------- several launches per size
 
 
-class CountingSpec(VecaddSpec):
-    """VecaddSpec that counts its float64 references (the expensive part of a check)."""
+class CountingModule(VecaddModule):
+    """VecaddModule that counts its float64 references (the expensive part of a check)."""
 
     references = 0
 
     @classmethod
     def reference(cls, inputs, size):
         cls.references += 1
-        return VecaddSpec.reference(inputs, size)
+        return VecaddModule.reference(inputs, size)
 
 
 def counted(launch_for):
@@ -239,13 +242,13 @@ def counted(launch_for):
 
 
 def test_a_correct_kernel_is_launched_three_times_per_size_against_one_reference(fake_cupy, monkeypatch):
-    monkeypatch.setattr(CountingSpec, "references", 0)
+    monkeypatch.setattr(CountingModule, "references", 0)
     factory, launches = counted(honest)
-    result, prepared = run_check(factory, spec=CountingSpec)
+    result, prepared = run_check(factory, module=CountingModule)
     assert check.CHECK_LAUNCHES == 3
     assert result.status == OK and result.reasons == []
     assert launches == [s["n"] for s in SIZES for _ in range(3)]
-    assert CountingSpec.references == len(SIZES)  # once per size, not once per launch
+    assert CountingModule.references == len(SIZES)  # once per size, not once per launch
     assert prepared.size == SIZES[-1] and not np.isnan(prepared.out).any()
 
 
@@ -347,7 +350,7 @@ def test_the_output_is_poisoned_again_before_each_relaunch(fake_cupy):
 
 def test_check_at_needs_one_launch_at_least(fake_cupy):
     with pytest.raises(ValueError, match="at least one launch"):
-        check.check_at(VecaddSpec, honest, {"n": 10}, FakeStream(), 1e-6, launches=0)
+        check.check_at(FamilyHost(VecaddModule), honest, {"n": 10}, FakeStream(), 1e-6, launches=0)
 
 
 # ---------------------------------------------------------------- the audits' verdicts
@@ -540,12 +543,13 @@ def test_run_variant_passes_the_manifests_check_launches_down(tmp_path, fake_cup
     monkeypatch.setattr(run_core, "cupy", lambda: types.SimpleNamespace(
         cuda=cuda, get_default_memory_pool=lambda: types.SimpleNamespace(free_all_blocks=lambda: None)))
     monkeypatch.setattr(run_core.timing, "shared_harness", lambda: types.SimpleNamespace(stream=FakeStream()))
-    monkeypatch.setattr(run_core, "make_launch_factory", lambda family, variant, spec: factory)
-    monkeypatch.setattr(families, "spec", lambda name: types.SimpleNamespace(
-        **{k: getattr(VecaddSpec, k) for k in ("make_inputs", "make_output", "reference", "tolerance")},
-        flop=lambda size: 0, bytes_moved=lambda size: 12 * size["n"]))
+    monkeypatch.setattr(run_core, "make_launch_factory", lambda family, variant, host: factory)
+    monkeypatch.setattr(families, "host", lambda name: FamilyHost(types.SimpleNamespace(
+        **{k: getattr(VecaddModule, k) for k in ("make_inputs", "make_output", "reference", "tolerance")},
+        flop=lambda size: 0, bytes_moved=lambda size: 12 * size["n"])))
     family = dataclasses.replace(family, check_sizes=({"n": 7}, {"n": 4097}))
-    row = run_core.run_variant(family, family.variant("grid"), {"n": 1000}, None, check_only=True, emit=lambda step: None)
+    row = run_core.run_variant(family, family.variant("grid"), {"n": 1000}, None, check_only=True,
+                               emit=lambda step: None)
     assert row.check.status == OK, row.check.reasons
     assert launches == [7, 4097, 1000]  # one launch per size, as the manifest asked
     launches.clear()
@@ -596,7 +600,8 @@ def _window_harness(timeouts):
 
 
 WINDOW = ["hold", "probe", "launch", "probe", "release"]
-RECORDS = [("gpuprof_clock_probe", 13, 10.0, 11.0), ("add_kernel", 14, 5.0, 6.0), ("gpuprof_clock_probe", 13, 20.0, 21.0)]
+RECORDS = [("gpuprof_clock_probe", 13, 10.0, 11.0), ("add_kernel", 14, 5.0, 6.0),
+           ("gpuprof_clock_probe", 13, 20.0, 21.0)]
 
 
 @pytest.mark.parametrize(("timeouts", "expected", "windows"), [

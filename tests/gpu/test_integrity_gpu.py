@@ -46,7 +46,7 @@ def assert_caught(rows: list[results.Row]) -> None:
         by_family.setdefault(row.family, []).append(row)
     for family, family_rows in by_family.items():
         fam = catalog.load_family(family)
-        derived = derive(family_rows, families.spec(family).RATE, fam.baseline, fam.vendor_reference, None)
+        derived = derive(family_rows, families.host(family).RATE, fam.baseline, fam.vendor_reference, None)
         for d in derived:
             row = d.row
             if row.check.status == results.SKIPPED and row.variant == "other_stream":
@@ -67,7 +67,8 @@ def test_kernels_dir_catches_every_planted_vecadd_variant(tmp_path):
                    "--max-time", "0.5", "--json", str(out))
     assert done.returncode == 1, done.stdout + done.stderr
     rows = results.load(out).rows
-    assert {r.variant for r in rows} >= {"grid", "torch", "caches_result", "writes_half", "first_call_only", "zeroes_inputs"}
+    assert {r.variant for r in rows} >= {"grid", "torch", "caches_result", "writes_half", "first_call_only",
+                                         "zeroes_inputs"}
     assert_caught(rows)
     assert "Traceback" not in done.stderr
 
@@ -163,7 +164,7 @@ def test_no_correct_variant_is_flagged(family):
     from gpuprof.measure.timing import TimingPolicy
 
     fam = catalog.load_family(family)
-    size = max(fam.check_sizes, key=lambda s: families.spec(family).bytes_moved(s))
+    size = max(fam.check_sizes, key=lambda s: families.host(family).bytes_moved(s))
     outcome = run_family(RunRequest(family=family, size=dict(size), policy=TimingPolicy(max_time_s=0.2)))
     for row in outcome.rows:
         assert row.check.status in (results.OK, results.SKIPPED), (row.id, row.check.reasons)

@@ -44,7 +44,7 @@ def test_wrong_vecadd_is_reported_wrong_and_gets_no_speedup():
     assert wrong.check.status == results.WRONG
     assert any("not written" in r for r in wrong.check.reasons)
     assert wrong.timing is None
-    rows = derive(outcome.rows, families.spec("vecadd").RATE, "wrong", "grid", None)
+    rows = derive(outcome.rows, families.host("vecadd").RATE, "wrong", "grid", None)
     assert rows[1].rate is None and rows[1].vs_baseline is None and rows[1].vs_vendor is None
     assert rows[0].vs_baseline is None  # a WRONG baseline gives nobody a speedup
 
@@ -52,8 +52,8 @@ def test_wrong_vecadd_is_reported_wrong_and_gets_no_speedup():
 def test_off_by_one_matmul_writes_everything_but_is_wrong():
     bad = Variant(name="off_by_one", technique="deliberately wrong (test)", file=KERNELS / "matmul_off_by_one.cu",
                   kernel="matmul_off_by_one", block=(16, 16), tile=(16, 16), user=True)
-    outcome = run_family(RunRequest(family="matmul", variants=["off_by_one", "cublas"], size={"m": 512, "n": 512, "k": 512},
-                                    policy=QUICK, extra_variants=[bad]))
+    outcome = run_family(RunRequest(family="matmul", variants=["off_by_one", "cublas"],
+                                    size={"m": 512, "n": 512, "k": 512}, policy=QUICK, extra_variants=[bad]))
     wrong, cublas = outcome.rows
     assert wrong.check.status == results.WRONG
     assert any("tolerance" in r for r in wrong.check.reasons)
