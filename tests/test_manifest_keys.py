@@ -10,6 +10,7 @@ import ast
 import dataclasses
 import re
 import shutil
+import sys
 import textwrap
 from pathlib import Path
 from types import SimpleNamespace
@@ -22,6 +23,7 @@ from gpuprof.analysis.ceilings import Ceilings
 from gpuprof.commands import run as run_core
 from gpuprof.errors import EnvironmentProblem, InputError, UsageError
 from gpuprof.families import _keys, _random
+from gpuprof.gpu import cupy
 from gpuprof.variants import catalog, launch_plan
 from gpuprof.variants.catalog import Variant
 
@@ -134,10 +136,17 @@ def _trace(spec, variant, size):
     ctx = SimpleNamespace(grid=(7, 5, 3), block=variant.block_dims(), sm_count=132)
     try:
         spec.plan(variant, functions, inputs, out, size, ctx)(None)
-    except (EnvironmentProblem, TypeError, AttributeError) as exc:  # im2col_cublas needs PyTorch on CUDA: the same outcome both ways
+    except (EnvironmentProblem, TypeError, AttributeError) as exc:
+        # im2col_cublas needs PyTorch on CUDA: the same outcome both ways
         log.append(("raised", type(exc).__name__))
     return [tuple(a.shape if isinstance(a, np.ndarray) else (a if not isinstance(a, tuple) else
                   tuple(x.shape if isinstance(x, np.ndarray) else x for x in a)) for a in entry) for entry in log]
+
+
+def _modules_of(spec):
+    """The family module, or a family package's modules, that call gpuprof.gpu.cupy."""
+    inside = [m for name, m in sys.modules.items() if name == spec.__name__ or name.startswith(spec.__name__ + ".")]
+    return [m for m in inside if getattr(m, "cupy", None) is cupy]
 
 
 def test_renaming_keeps_every_launch_plan(renamed_root, monkeypatch):
@@ -146,7 +155,8 @@ def test_renaming_keeps_every_launch_plan(renamed_root, monkeypatch):
         spec = families.spec(original.name)
         if not hasattr(spec, "plan"):
             continue
-        monkeypatch.setattr(spec, "cupy", lambda: _NumpyAsCupy())
+        for module in _modules_of(spec):  # a family package (mnist) draws CuPy in each of its modules
+            monkeypatch.setattr(module, "cupy", lambda: _NumpyAsCupy())
         monkeypatch.setattr(_random, "cupy", lambda: _NumpyAsCupy())  # the families' input generator
         for a, b in zip(original.variants, renamed.variants):
             if not a.is_cuda:
@@ -181,7 +191,8 @@ def test_every_helper_kernel_is_an_extern_c_entry_point_of_its_file(fam, v):
     done = subprocess.run([nvcc_path(), "-E", "-x", "cu", f"-I{v.file.parent}", str(v.file)],
                           capture_output=True, text=True, timeout=120, check=True)
     for role, kernel in v.helpers.items():
-        assert re.search(rf'extern\s+"C"[^;{{}}]*?global[^;{{}}]*?\b{kernel}\s*\(', done.stdout), f"helper {role} = {kernel} is not declared in {v.file.name}"
+        declared = rf'extern\s+"C"[^;{{}}]*?global[^;{{}}]*?\b{kernel}\s*\('
+        assert re.search(declared, done.stdout), f"helper {role} = {kernel} is not declared in {v.file.name}"
 
 
 # ---------------------------------------------------------------- no name checks in the family modules
@@ -296,7 +307,8 @@ def test_kernels_dir_plans_are_checked_at_load_time(tmp_path):
     (tmp_path / "scan.toml").write_text(
         '[[variant]]\nname = "mine"\nfile = "mine.cu"\nkernel = "scan_mine"\ntechnique = "t"\nblock = [256]\n'
         'tile = [256]\nplan = "passes"\n')
-    with pytest.raises(InputError, match=r"scan.toml: variant 'mine': 'plan' is 'passes'; choose from: single, propagate, lookback"):
+    expected = r"scan.toml: variant 'mine': 'plan' is 'passes'; choose from: single, propagate, lookback"
+    with pytest.raises(InputError, match=expected):
         user.load_kernels_dir(tmp_path, catalog.load_family("scan"))
 
 
@@ -341,7 +353,8 @@ def write_toy(root: Path, extra: str, vendor: bool = False) -> Path:
 
 
 MALFORMED = {
-    "unknown precision": ('precision = "fp8"', False, "'precision' is 'fp8'; choose from: fp32, tf32, bf16, fp16, fp64"),
+    "unknown precision": ('precision = "fp8"', False,
+                          "'precision' is 'fp8'; choose from: fp32, tf32, bf16, fp16, fp64"),
     "misspelt key": ('precison = "tf32"', False, "'precison' is not a variant key"),
     "zero_output not a bool": ('zero_output = "yes"', False, "'zero_output' must be true or false"),
     "helpers not a table": ('helpers = ["k"]', False, "'helpers' must be a table"),
@@ -362,7 +375,8 @@ def test_malformed_new_keys_name_the_file_and_the_key(tmp_path, line, vendor, me
 
 
 def test_helpers_are_compiled_as_extra_entry_points_and_defaults_apply(tmp_path):
-    path = write_toy(tmp_path, 'plan = "propagate"\nhelpers = { totals = "toy_totals", add = "toy_add" }\nextra_kernels = ["toy_add"]')
+    path = write_toy(tmp_path, 'plan = "propagate"\nhelpers = { totals = "toy_totals", add = "toy_add" }\n'
+                               'extra_kernels = ["toy_add"]')
     v = catalog.parse_manifest(path).variant("a")
     assert v.extra_kernels == ("toy_add", "toy_totals")
     assert v.helper("totals") == "toy_totals"
