@@ -1,4 +1,4 @@
-"""The manifest is the one list (issue 11 item 2): what differs per variant (precision, error model,
+"""The manifest is the one list: what differs per variant (precision, error model,
 launch plan, helper kernels, zeroed output, library call) is read from family.toml, never from a
 variant's name. Renaming every variant in a copy of kernels/ changes nothing but the names; no
 family module compares against a variant name; the new keys are validated with errors that name
