@@ -1,4 +1,4 @@
-"""The error classes the core raises; each carries the exit code DESIGN.md gives it."""
+"""The error classes the core raises; each carries its exit code (README, "Exit codes and errors")."""
 
 from __future__ import annotations
 

@@ -44,7 +44,7 @@ if command -v ncu >/dev/null; then
         if [[ -f "$WORK/ncu/vecadd_${variant}.ncu-rep" ]]; then
             cp "$WORK/ncu/vecadd_${variant}.ncu-rep" "$OUT/$stem.ncu-rep"
             sed "s#$WORK/ncu/#gpuprof-ncu/#g" "$WORK/ncu/vecadd_${variant}.log" > "$OUT/$stem.log"
-            for page in raw details; do  # the CSV pages the fallback reader asks for (TOOLS.md 1.7, 1.8)
+            for page in raw details; do  # the CSV pages the fallback reader asks for (docs/tools.md, "ncu: CSV pages, units and locale")
                 LC_ALL=C ncu --import "$OUT/$stem.ncu-rep" --csv --page "$page" --print-units base \
                     > "$OUT/${stem}_${page}.csv"
             done

@@ -1,5 +1,5 @@
-"""The catalogue: manifest <-> .cu and Triton .py files both ways, geometry, `evaluate`, malformed
-manifests, select."""
+"""The catalogue: manifest <-> .cu and Triton .py files both ways, geometry, malformed manifests,
+select."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from gpuprof import families
 from gpuprof.errors import InputError, UsageError
 from gpuprof.variants import catalog
-from gpuprof.variants.catalog import evaluate
+from gpuprof.variants.expressions import evaluate
 from gpuprof.variants.user import KernelDeclaration, kernel_declarations
 
 # ---------------------------------------------------------------- helpers
@@ -355,63 +355,7 @@ def test_malformed_triton_variant_names_the_file_and_the_key(tmp_path, lines, ke
     assert "\n" not in info.value.message
 
 
-# ---------------------------------------------------------------- evaluate
-
-
-@pytest.mark.parametrize(
-    ("expr", "defines", "expected"),
-    [
-        (32, {}, 32),
-        ("32", {}, 32),
-        ("TILE", {"TILE": 16}, 16),
-        ("(BM*BN)/(TM*TN)", {"BM": 128, "BN": 128, "TM": 8, "TN": 8}, 256),
-        ("(BM*BN)/TM", {"BM": 64, "BN": 64, "TM": 8}, 512),
-        ("BM + BN - 1", {"BM": 4, "BN": 5}, 8),
-        ("7 / 2", {}, 3),  # integer division, as in the C preprocessor
-        ("7 // 2", {}, 3),
-        ("((2))*(3+4)", {}, 14),
-    ],
-)
-def test_evaluate_integer_arithmetic(expr, defines, expected):
-    value = evaluate(expr, defines)
-    assert value == expected
-    assert type(value) is int
-
-
-@pytest.mark.parametrize(
-    "expr",
-    [
-        "__import__('os')",
-        "__import__('os').system('touch PWNED')",
-        "BM.real",
-        "BM.__class__",
-        "abs(BM)",
-        "len('abc')",
-        "BM ** 2",
-        "BM % 3",
-        "BM << 1",
-        "BM if BM else 1",
-        "lambda: 1",
-        "[BM]",
-        "'BM'",
-        "1.5",
-        "BM == 1",
-        "BM; 1",
-        "",
-        "BM +",
-        "UNDEFINED * 2",
-    ],
-)
-def test_evaluate_rejects_anything_but_arithmetic_on_defines(expr, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    with pytest.raises(ValueError):
-        evaluate(expr, {"BM": 64})
-    assert not (tmp_path / "PWNED").exists()
-
-
-def test_evaluate_names_the_unknown_define():
-    with pytest.raises(ValueError, match="BX"):
-        evaluate("BX * 2", {"BM": 64})
+# ---------------------------------------------------------------- defines
 
 
 def test_with_defines_overrides_geometry_and_keeps_the_original():

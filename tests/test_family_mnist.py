@@ -1,4 +1,4 @@
-"""mnist host module, the parts that need no GPU: layout, data, FLOPs, the float64 reference step on
+"""mnist host package, the parts that need no GPU: layout, data, FLOPs, the float64 reference step on
 a CPU (torch float32 agrees with it under the stated tolerance), the check's scaling and what fails it."""
 
 from __future__ import annotations
@@ -10,12 +10,25 @@ import pytest
 
 from gpuprof.errors import InputError, UsageError
 from gpuprof.families import mnist
+from gpuprof.families._rounding import FP32
+from gpuprof.families.mnist.error_model import LOSS_TOLERANCE, rms_tolerance, segment_errors
+from gpuprof.families.mnist.inputs import (
+    IDX_IMAGES,
+    IDX_LABELS,
+    PIXEL_MEAN,
+    PIXEL_STD,
+    idx_batch,
+    initial_params,
+    synthetic_batch,
+)
+from gpuprof.families.mnist.layout import ALIGN, LR, MAX_BATCH, PARAMETERS, layout
+from gpuprof.families.mnist.torch_step import ReferenceStep, torch_step
 from gpuprof.variants import catalog
 
 torch = pytest.importorskip("torch")
 
 
-PARAMETER_SHAPES = [shape for _name, shape in mnist.PARAMETERS]
+PARAMETER_SHAPES = [shape for _name, shape in PARAMETERS]
 
 
 def test_manifest_has_the_four_variants_and_hand_lists_every_kernel():
@@ -31,12 +44,12 @@ def test_manifest_has_the_four_variants_and_hand_lists_every_kernel():
 
 
 def test_layout_is_aligned_and_holds_every_parameter():
-    lay = mnist.layout()
+    lay = layout()
     assert sum(lay.sizes) == 288 + 64 + 18432 + 128 + 128 * 3136 + 128 + 1280 + 10
-    assert all(o % mnist.ALIGN == 0 for o in lay.offsets)
+    assert all(o % ALIGN == 0 for o in lay.offsets)
     ends = [o + s for o, s in zip(lay.offsets, lay.sizes)]
     assert all(e <= o for e, o in zip(ends, lay.offsets[1:])) and ends[-1] <= lay.padded
-    assert lay.total == mnist.ALIGN + 2 * lay.padded
+    assert lay.total == ALIGN + 2 * lay.padded
 
 
 def test_flop_counts_by_hand():
@@ -45,19 +58,19 @@ def test_flop_counts_by_hand():
     assert mnist.flop({"batch": 64}) == 2 * conv1 + 3 * conv2 + 3 * linear
 
 
-@pytest.mark.parametrize("batch", [0, mnist.MAX_BATCH + 1])
+@pytest.mark.parametrize("batch", [0, MAX_BATCH + 1])
 def test_batch_out_of_range_is_refused(batch):
     with pytest.raises(UsageError, match="batch"):
         mnist.flop({"batch": batch})
 
 
 def test_synthetic_batch_is_deterministic_and_mnist_shaped():
-    a, la = mnist.synthetic_batch(8, 3)
-    b, lb = mnist.synthetic_batch(8, 3)
+    a, la = synthetic_batch(8, 3)
+    b, lb = synthetic_batch(8, 3)
     assert a.shape == (8, 1, 28, 28) and a.dtype == np.float32 and la.dtype == np.int64
     assert np.array_equal(a, b) and np.array_equal(la, lb)
-    assert not np.array_equal(a, mnist.synthetic_batch(8, 4)[0])
-    pixels = a * mnist.PIXEL_STD + mnist.PIXEL_MEAN
+    assert not np.array_equal(a, synthetic_batch(8, 4)[0])
+    pixels = a * PIXEL_STD + PIXEL_MEAN
     assert np.allclose(pixels * 255, np.round(pixels * 255), atol=1e-3)  # 8-bit pixels
 
 
@@ -69,30 +82,30 @@ def _write_idx(path, array):
 def test_idx_files_are_read_when_the_folder_is_given(tmp_path):
     images = np.random.default_rng(0).integers(0, 256, (20, 28, 28))
     labels = np.arange(20) % 10
-    _write_idx(tmp_path / mnist.IDX_IMAGES, images)
-    _write_idx(tmp_path / mnist.IDX_LABELS, labels)
-    x, y = mnist.idx_batch(tmp_path, 5, seed=1)
-    start = int(np.where((images.reshape(20, -1) == np.round((x[0, 0] * mnist.PIXEL_STD + mnist.PIXEL_MEAN) * 255)
+    _write_idx(tmp_path / IDX_IMAGES, images)
+    _write_idx(tmp_path / IDX_LABELS, labels)
+    x, y = idx_batch(tmp_path, 5, seed=1)
+    start = int(np.where((images.reshape(20, -1) == np.round((x[0, 0] * PIXEL_STD + PIXEL_MEAN) * 255)
                           .reshape(-1)).all(axis=1))[0][0])
     assert np.array_equal(y, labels[start:start + 5])
     with pytest.raises(UsageError, match="fewer"):
-        mnist.idx_batch(tmp_path, 21, seed=1)
-    (tmp_path / mnist.IDX_LABELS).write_bytes(b"\x00\x00\x09\x01")
+        idx_batch(tmp_path, 21, seed=1)
+    (tmp_path / IDX_LABELS).write_bytes(b"\x00\x00\x09\x01")
     with pytest.raises(InputError, match="IDX"):
-        mnist.idx_batch(tmp_path, 5, seed=1)
+        idx_batch(tmp_path, 5, seed=1)
 
 
 def cpu_step(batch, seed, dtype):
-    x, labels = mnist.synthetic_batch(batch, seed)
-    params = mnist.initial_params(seed)
-    packed = mnist.torch_step(torch, torch.from_numpy(x), torch.from_numpy(labels), torch.from_numpy(params), dtype)
+    x, labels = synthetic_batch(batch, seed)
+    params = initial_params(seed)
+    packed = torch_step(torch, torch.from_numpy(x), torch.from_numpy(labels), torch.from_numpy(params), dtype)
     return packed.detach().numpy(), params
 
 
 def reference_and_fp32(batch, seed):
     ref, params = cpu_step(batch, seed, torch.float64)
     out, _ = cpu_step(batch, seed, torch.float32)
-    return out.astype(np.float32), mnist.ReferenceStep(ref, params.astype(np.float64))
+    return out.astype(np.float32), ReferenceStep(ref, params.astype(np.float64))
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -102,12 +115,12 @@ def test_torch_float32_step_agrees_with_float64_under_the_tolerance(seed):
     err, nans = mnist.scaled_error(out, ref, size)
     assert nans == 0
     assert err <= mnist.tolerance(None, size)
-    errors = mnist.segment_errors(out, ref, size)
+    errors = segment_errors(out, ref, size)
     # the rounding part alone covers the gradients of a batch without kinks (the kink allowance is
     # margin); an update's error is its FP32 store, up to u|w'| against a step lr*g that can be small
     grads = [e for name, e in errors.items() if name.startswith("grad:")]
-    assert max(grads) < 8 * mnist.FP32 * math.sqrt(64 * 784)
-    assert errors["loss"] < mnist.LOSS_TOLERANCE
+    assert max(grads) < 8 * FP32 * math.sqrt(64 * 784)
+    assert errors["loss"] < LOSS_TOLERANCE
 
 
 @pytest.mark.parametrize("seed", [6, 147, 174])
@@ -118,16 +131,16 @@ def test_a_kink_moves_one_element_far_but_the_whole_parameter_little(seed):
     size = {"batch": 64}
     out, ref = reference_and_fp32(64, seed)
     assert mnist.scaled_error(out, ref, size)[0] <= mnist.tolerance(None, size)
-    errors = mnist.segment_errors(out, ref, size)
-    assert max(e for name, e in errors.items() if "-rms:" in name) <= mnist.rms_tolerance(size) / 2
+    errors = segment_errors(out, ref, size)
+    assert max(e for name, e in errors.items() if "-rms:" in name) <= rms_tolerance(size) / 2
 
 
 def test_reference_update_is_sgd_and_conv_weights_are_trained():
     ref, params = cpu_step(6, 5, torch.float64)
-    lay = mnist.layout()
+    lay = layout()
     grads = ref[lay.grads:lay.grads + lay.padded]
     weights = ref[lay.weights:lay.weights + lay.padded]
-    assert np.allclose(weights, params - mnist.LR * grads, rtol=0, atol=1e-12)
+    assert np.allclose(weights, params - LR * grads, rtol=0, atol=1e-12)
     assert 2.0 < ref[0] < 2.7  # ~ log(10) at initialisation
     assert np.abs(grads[lay.segment(3)]).max() > 0
 
@@ -137,7 +150,7 @@ def test_reference_update_is_sgd_and_conv_weights_are_trained():
 def test_planted_bugs_fail_the_check(what, index):
     size = {"batch": 64}
     out, ref = reference_and_fp32(64, 0)
-    lay = mnist.layout()
+    lay = layout()
     seg = lay.segment(index)
     if what == "skip":  # the update skipped one layer: w' = w0
         out[lay.weights + seg.start:lay.weights + seg.stop] = ref.params[seg]
@@ -155,7 +168,7 @@ def test_planted_bugs_fail_the_check(what, index):
 
 def test_an_unwritten_gradient_is_counted_and_padding_is_not():
     out, ref = reference_and_fp32(6, 0)
-    lay = mnist.layout()
+    lay = layout()
     out[1] = np.nan  # padding after the loss
     assert mnist.scaled_error(out, ref, {"batch": 6})[1] == 0
     out[lay.grads + lay.offsets[4]] = np.nan
@@ -167,4 +180,4 @@ def test_tolerance_shrinks_with_the_batch_and_is_one_model_for_all_variants():
     small, large = ({"batch": b} for b in (64, 1024))
     assert mnist.tolerance(fam.variant("hand"), small) == mnist.tolerance(fam.variant("eager"), small)
     assert mnist.tolerance(None, large) < mnist.tolerance(None, small) < 0.5  # an element off by half its rms fails
-    assert mnist.rms_tolerance(large) < mnist.rms_tolerance(small) < 0.05  # 5 % off throughout fails
+    assert rms_tolerance(large) < rms_tolerance(small) < 0.05  # 5 % off throughout fails

@@ -1,4 +1,4 @@
-"""The manifest is the one list (issue 11 item 2): what differs per variant (precision, error model,
+"""The manifest is the one list: what differs per variant (precision, error model,
 launch plan, helper kernels, zeroed output, library call) is read from family.toml, never from a
 variant's name. Renaming every variant in a copy of kernels/ changes nothing but the names; no
 family module compares against a variant name; the new keys are validated with errors that name
@@ -10,6 +10,7 @@ import ast
 import dataclasses
 import re
 import shutil
+import sys
 import textwrap
 from pathlib import Path
 from types import SimpleNamespace
@@ -22,6 +23,7 @@ from gpuprof.analysis.ceilings import Ceilings
 from gpuprof.commands import run as run_core
 from gpuprof.errors import EnvironmentProblem, InputError, UsageError
 from gpuprof.families import _keys, _random
+from gpuprof.gpu import cupy
 from gpuprof.variants import catalog, launch_plan
 from gpuprof.variants.catalog import Variant
 
@@ -141,13 +143,20 @@ def _trace(host, variant, size):
                   tuple(x.shape if isinstance(x, np.ndarray) else x for x in a)) for a in entry) for entry in log]
 
 
+def _modules_of(module):
+    """The family module, or a family package's modules, that call gpuprof.gpu.cupy."""
+    inside = [m for name, m in sys.modules.items() if name == module.__name__ or name.startswith(module.__name__ + ".")]
+    return [m for m in inside if getattr(m, "cupy", None) is cupy]
+
+
 def test_renaming_keeps_every_launch_plan(renamed_root, monkeypatch):
     planned = 0
     for original, renamed in pairs(renamed_root):
         host = families.host(original.name)
         if host.plan is None:
             continue
-        monkeypatch.setattr(host.module, "cupy", lambda: _NumpyAsCupy())
+        for module in _modules_of(host.module):  # a family package (mnist) draws CuPy in each of its modules
+            monkeypatch.setattr(module, "cupy", lambda: _NumpyAsCupy())
         monkeypatch.setattr(_random, "cupy", lambda: _NumpyAsCupy())  # the families' input generator
         for a, b in zip(original.variants, renamed.variants):
             if not a.is_cuda:

@@ -167,7 +167,7 @@ def measure(launch: Launch, harness: Harness, policy: TimingPolicy, *, host_sync
     if host_synchronous and policy.mode not in HOST_SYNCHRONOUS_MODES:
         raise EnvironmentProblem(
             f"a host-synchronous variant cannot be timed in {policy.mode} mode (its host-side copies cannot be "
-            f"captured in a graph, and CUPTI's kernel records miss them); use --mode "
+            f"captured in a graph, and CUPTI's kernel records miss them); use --timing "
             f"{' or '.join(HOST_SYNCHRONOUS_MODES)}")
     if getattr(launch, UNTIMED_RESET, None) is not None and not host_synchronous:
         raise UsageError("a launch with an untimed reset must be host-synchronous "

@@ -118,7 +118,7 @@ class NcuKernelRow:
 # Metric names and values
 
 # Details-page labels -> metric names, from the 2025.3.1 section files (read through ncu_report on
-# tests/fixtures/cupy-h100/vecadd_cupy.ncu-rep) and TOOLS.md 1.9. "Memory Throughput" is in two
+# tests/fixtures/cupy-h100/vecadd_cupy.ncu-rep) and docs/tools.md, "ncu: metric names". "Memory Throughput" is in two
 # sections: a % in SpeedOfLight and a byte/s rate in MemoryWorkloadAnalysis; the unit decides.
 LABELS: dict[str, str] = {
     "Duration": "gpu__time_duration.sum",
@@ -167,7 +167,8 @@ LABELS: dict[str, str] = {
 _NUMBER = re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][+-]?\d+)?|[+-]?\.\d+")
 _ABSENT = {"", "n/a", "N/A", "na", "-", "--"}
 _TIME_NS = {"ns": 1.0, "nsecond": 1.0, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6, "s": 1e9, "second": 1e9}
-_SI = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}  # ncu scales by 1000, not 1024 (TOOLS.md 1.8)
+# ncu scales by 1000, not 1024 (docs/tools.md, "ncu: CSV pages, units and locale")
+_SI = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 _SCALED = re.compile(r"([KMGT]?)(byte|hz|inst|cycle|sector|request|warp|thread)(/.+)?")
 
 
@@ -346,7 +347,7 @@ def row_from_metrics(
         device_sm_count=None if (sms := m.num("device__attribute_multiprocessor_count")) is None else int(sms),
         device_max_clock_hz=None if (khz := m.num("device__attribute_clock_rate")) is None else khz * 1e3,
         sm_frequency_hz=sm_hz,
-        # Peaks as ncu's SpeedOfLight_RooflineChart section computes them (TOOLS.md 1.10).
+        # Peaks as ncu's SpeedOfLight_RooflineChart section computes them (docs/tools.md, "ncu: roofline peaks").
         peak_fp32_flops=m.product(
             "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained",
             "sm__cycles_elapsed.avg.per_second",

@@ -25,7 +25,8 @@ _FLOP_OPS = [f"sm__sass_thread_inst_executed_op_{p}{op}_pred_on.sum" for p in "f
 # Tensor-pipe math ops by source precision: each equals 2·M·N·K for a torch 2048³ GEMM in TF32,
 # BF16 and FP16 on the H100 (ncu 2025.3.1; tests/fixtures/tools/ncu-2025.3.1__torch-gemm-*); fp8,
 # int8 and fp64 (DMMA) are the same family in `ncu --query-metrics` for gh100. A name a chip lacks
-# is dropped by ncu without a word (TOOLS.md), so older GPUs just report no tensor FLOPs.
+# is dropped by ncu without a word (docs/tools.md, "ncu: metrics other GPUs lack"), so older GPUs just report
+# no tensor FLOPs.
 TENSOR_OPS = tuple(f"sm__ops_path_tensor_src_{p}.sum" for p in
                    ("tf32_dst_fp32", "bf16_dst_fp32", "fp16", "fp8", "int8", "fp64"))
 # Asked for by name as well, so the tables never depend on what a section happens to include.
@@ -46,7 +47,7 @@ READER_TIMEOUT_S = 300.0  # a large report of a whole program takes tens of seco
 
 @dataclass(frozen=True)
 class NcuOptions:
-    clock_control: str = "none"  # never change the card's clocks unless asked (DESIGN.md)
+    clock_control: str = "none"  # never change the card's clocks unless asked (docs/tools.md, "Clocks")
     sections: tuple[str, ...] = SECTIONS
     metrics: tuple[str, ...] = METRICS
     set_name: str | None = None
@@ -54,12 +55,14 @@ class NcuOptions:
     kernel_regex: str | None = None
     launch_skip: int = 0  # matching launches skipped first (warm-up), per kernel when per_kernel
     launch_count: int | None = None  # matching launches profiled at most (None: all)
-    per_kernel: bool = False  # skip/count apply to each launch configuration (TOOLS.md 1.2), not globally
+    # skip/count apply to each launch configuration (docs/tools.md, "ncu: launch filters"), not globally
+    per_kernel: bool = False
     extra: tuple[str, ...] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
         if self.clock_control not in CLOCK_CONTROLS:
-            raise UsageError(f"unknown --clock-control '{self.clock_control}'; choose from: {', '.join(CLOCK_CONTROLS)}")
+            raise UsageError(f"unknown --clock-control '{self.clock_control}'; "
+                             f"choose from: {', '.join(CLOCK_CONTROLS)}")
         if self.launch_skip < 0 or (self.launch_count is not None and self.launch_count < 1):
             raise UsageError("--launch-skip must be 0 or more and --launch-count 1 or more")
 
@@ -74,7 +77,8 @@ class NcuOptions:
 
 
 def find_ncu(explicit: str | Path | None = None) -> str:
-    return _proc.find_tool("ncu", explicit, hint="install Nsight Compute (it comes with the CUDA toolkit) or pass --ncu PATH")
+    return _proc.find_tool("ncu", explicit,
+                           hint="install Nsight Compute (it comes with the CUDA toolkit) or pass --ncu PATH")
 
 
 def profile_argv(ncu: str, options: NcuOptions, report_base: Path, target: list[str]) -> list[str]:
@@ -103,12 +107,14 @@ def profile_argv(ncu: str, options: NcuOptions, report_base: Path, target: list[
 
 
 def import_argv(ncu: str, report: Path, page: str) -> list[str]:
-    # --print-units base must be repeated on --import, or units come back scaled (TOOLS.md 1.8).
+    # --print-units base must be repeated on --import, or units come back scaled
+    # (docs/tools.md, "ncu: CSV pages, units and locale").
     return [ncu, "--import", str(report), "--csv", "--page", page, "--print-units", "base"]
 
 
 def c_locale_env() -> dict[str, str]:
-    """LC_ALL=C: ncu groups thousands ('1,234') under other locales (TOOLS.md 1.8)."""
+    """LC_ALL=C: ncu groups thousands ('1,234') under other locales (docs/tools.md, "ncu: CSV pages, units and
+    locale")."""
     return {**os.environ, "LC_ALL": "C"}
 
 

@@ -27,7 +27,8 @@ def find_nsys(explicit: str | Path | None = None) -> str:
         try:
             return _proc.find_tool("nsys", explicit)
         except EnvironmentProblem:
-            raise EnvironmentProblem(f"--nsys {explicit} is not an executable file; give the path of the nsys program") from None
+            raise EnvironmentProblem(
+                f"--nsys {explicit} is not an executable file; give the path of the nsys program") from None
     try:
         return _proc.find_tool("nsys", extra_dirs=tuple(search_dirs()))
     except EnvironmentProblem:
@@ -45,7 +46,8 @@ def search_dirs(cuda_home: str | None = None, opt: Path | None = None) -> list[P
     ncu = shutil.which("ncu") or (str(home / "bin" / "ncu") if (home / "bin" / "ncu").is_file() else None)
     if ncu:  # /usr/local/cuda/bin/ncu is often a link to /opt/nvidia/nsight-compute/<version>/ncu
         dirs.append(Path(os.path.realpath(ncu)).parent / BUNDLE)
-    dirs += _newest_first(opt.glob(f"nsight-compute/*/{BUNDLE}")) + _newest_first(home.glob(f"nsight-compute*/{BUNDLE}"))
+    dirs += _newest_first(opt.glob(f"nsight-compute/*/{BUNDLE}"))
+    dirs += _newest_first(home.glob(f"nsight-compute*/{BUNDLE}"))
     return list(dict.fromkeys(dirs))
 
 

@@ -12,7 +12,8 @@ COMPILE_TIMEOUT_S = 180.0
 
 def nvcc_argv(nvcc: str, source: Path, arch: str, defines: dict[str, int], output: Path) -> list[str]:
     # -I the source's folder: a family's shared header (#include "x.cuh") is found as NVRTC finds it.
-    argv = [nvcc, f"-arch={arch}", "-cubin", "-lineinfo", "-Xptxas", "-v", f"-I{source.resolve().parent}", "-o", str(output)]
+    argv = [nvcc, f"-arch={arch}", "-cubin", "-lineinfo", "-Xptxas", "-v", f"-I{source.resolve().parent}",
+            "-o", str(output)]
     argv += [f"-D{k}={v}" for k, v in defines.items()]
     return argv + [str(source)]
 

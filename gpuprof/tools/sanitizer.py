@@ -8,7 +8,8 @@ from pathlib import Path
 from gpuprof.tools import _proc
 
 TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
-# compute-sanitizer exits 0 on findings unless told otherwise (TOOLS.md 3.4); any value we pick is ours.
+# compute-sanitizer exits 0 on findings unless told otherwise (docs/tools.md, "compute-sanitizer: exit codes");
+# any value we pick is ours.
 FINDINGS_EXIT_CODE = 86
 RUN_TIMEOUT_S = 600.0
 

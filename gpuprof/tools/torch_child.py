@@ -11,7 +11,7 @@ import runpy
 import sys
 from pathlib import Path
 
-NO_TORCH_EXIT = 97  # told apart from the program's own codes by the parent (tools/torch_profiler.py)
+NO_TORCH_EXIT = 97  # told apart from the program's own codes by the parent (commands/nsys.py)
 
 
 def main(argv: list[str]) -> int:

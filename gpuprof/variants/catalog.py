@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import ast
 import difflib
-import operator
 import tomllib
 from dataclasses import dataclass, field, replace
 from functools import cache
@@ -13,11 +11,10 @@ from typing import Any
 
 from gpuprof.errors import InputError, UsageError
 from gpuprof.files import read_text
+from gpuprof.variants.expressions import Expr, evaluate
 
 _PACKAGED = Path(__file__).resolve().parents[1] / "_kernels"  # where a wheel puts kernels/ (pyproject force-include)
 _SOURCE_TREE = Path(__file__).resolve().parents[2] / "kernels"  # a checkout or an editable install
-
-Expr = int | str
 
 LANGUAGES = ("cuda", "triton")
 FLOP_COUNTS = ("executed", "nominal")  # nominal: the family's formula counts work this algorithm skips
@@ -60,7 +57,8 @@ class Variant:
     def helper(self, role: str) -> str:
         """The kernel name the manifest gives for a plan's helper role (KeyError names what is missing)."""
         if role not in self.helpers:
-            raise KeyError(f"variant {self.name!r} declares no helper kernel for role {role!r} (helpers = {{ {role} = ... }})")
+            raise KeyError(f"variant {self.name!r} declares no helper kernel for role {role!r} "
+                           f"(helpers = {{ {role} = ... }})")
         return self.helpers[role]
     # Family-specific per-variant settings (`options = { ... }` in the manifest), read by the
     # family's host module: e.g. transfers' memory kind. Per-variant behaviour lives here, never
@@ -172,7 +170,7 @@ class Family:
         taken = set(self.variant_names) | {a for v in self.variants for a in v.aliases}
         clash = taken & {v.name for v in extra}
         if clash:
-            raise UsageError(f"variant name {sorted(clash)[0]!r} already exists in {self.name}; rename yours")
+            raise UsageError(f"variant name {min(clash)!r} already exists in {self.name}; rename yours")
         return replace(self, variants=self.variants + tuple(extra))
 
 
@@ -211,10 +209,10 @@ def parse_manifest(path: Path) -> Family:
         raise InputError(f"{path}: not valid TOML ({exc})") from None
     m = _Manifest(path, data)
     family = Family(
-        name=m.str("family"),
-        summary=m.str("summary"),
-        signature=m.str("signature"),
-        baseline=m.str("baseline"),
+        name=m.text("family"),
+        summary=m.text("summary"),
+        signature=m.text("signature"),
+        baseline=m.text("baseline"),
         vendor_reference=m.opt_str("vendor_reference"),
         dims=tuple(m.str_list("dims")),
         grid_dims=tuple(m.str_list("grid_dims")),
@@ -222,7 +220,7 @@ def parse_manifest(path: Path) -> Family:
         check_sizes=tuple(m.size_list("check_sizes")),
         variants=tuple(parse_variant(path, i, v) for i, v in enumerate(m.table_list("variant"), 1)),
         directory=path.parent,
-        inplace=m.bool("inplace", default=False),
+        inplace=m.flag("inplace", default=False),
         check_launches=m.opt_count("check_launches"),
     )
     _validate(path, family)
@@ -232,7 +230,7 @@ def parse_manifest(path: Path) -> Family:
 def parse_variant(path: Path, index: int, data: dict[str, Any], *, user: bool = False) -> Variant:
     m = _Manifest(path, data, where=f"variant {index}")
     vendor = bool(data.get("vendor", False))
-    name = m.str("name")
+    name = m.text("name")
     unknown = sorted(set(data) - VARIANT_KEYS)
     if unknown:
         raise m.fail(unknown[0], f"is not a variant key; known keys: {', '.join(sorted(VARIANT_KEYS))}")
@@ -240,9 +238,10 @@ def parse_variant(path: Path, index: int, data: dict[str, Any], *, user: bool = 
     if vendor:
         unused = sorted(set(data) - _VENDOR_KEYS)
         if unused:
-            raise m.fail(unused[0], "does not apply to a vendor variant (its launch is the family module's vendor_launch)")
-        return Variant(name=name, technique=m.str("technique"), vendor=True,
-                       call=m.str("call") if "call" in data else name, **common)
+            raise m.fail(unused[0],
+                         "does not apply to a vendor variant (its launch is the family module's vendor_launch)")
+        return Variant(name=name, technique=m.text("technique"), vendor=True,
+                       call=m.text("call") if "call" in data else name, **common)
     if "call" in data:
         raise m.fail("call", "applies to vendor variants only (vendor = true)")
     language = data.get("language", "cuda")
@@ -252,26 +251,26 @@ def parse_variant(path: Path, index: int, data: dict[str, Any], *, user: bool = 
         unused = sorted(k for k in _CUDA_ONLY_KEYS if k in data)
         if unused:
             raise m.fail(unused[0], "does not apply to a Triton variant (its launch geometry lives in the .py file)")
-        file = m.str("file")
+        file = m.text("file")
         if not file.endswith(".py"):
             raise m.fail("file", f"is {file!r}; a Triton variant is a .py file")
-        return Variant(name=name, technique=m.str("technique"), language="triton", file=path.parent / file,
+        return Variant(name=name, technique=m.text("technique"), language="triton", file=path.parent / file,
                        max_size=m.size("max_size") if "max_size" in data else None, user=user, **common)
     defines = data.get("defines", {})
     if not isinstance(defines, dict) or not all(isinstance(v, int) for v in defines.values()):
         raise InputError(f"{path}: variant {index}: 'defines' must be a table of integers")
     helpers = m.str_table("helpers") if "helpers" in data else {}
     extra = tuple(m.str_list("extra_kernels")) if "extra_kernels" in data else ()
-    kernel = m.str("kernel")
+    kernel = m.text("kernel")
     return Variant(
         name=name,
-        technique=m.str("technique"),
-        file=path.parent / m.str("file"),
+        technique=m.text("technique"),
+        file=path.parent / m.text("file"),
         kernel=kernel,
         # every entry point the plan may launch: the listed extras and the helpers, each once
         extra_kernels=tuple(dict.fromkeys(k for k in (*extra, *helpers.values()) if k != kernel)),
         helpers=helpers,
-        plan=m.str("plan") if "plan" in data else None,
+        plan=m.text("plan") if "plan" in data else None,
         block=tuple(m.expr_list("block")),
         tile=tuple(m.expr_list("tile")) if "tile" in data else (),
         grid=str(data.get("grid", "tiles")),
@@ -285,13 +284,13 @@ def parse_variant(path: Path, index: int, data: dict[str, Any], *, user: bool = 
 
 def _common_keys(m: _Manifest, data: dict[str, Any]) -> dict[str, Any]:
     """The keys every kind of variant (CUDA, Triton, vendor) may declare, checked; defaults otherwise."""
-    precision = m.str("precision") if "precision" in data else "fp32"
+    precision = m.text("precision") if "precision" in data else "fp32"
     if precision not in PRECISIONS:
         raise m.fail("precision", f"is {precision!r}; choose from: {', '.join(PRECISIONS)}")
     zero_output = data.get("zero_output", False)
     if not isinstance(zero_output, bool):
         raise m.fail("zero_output", f"must be true or false, not {zero_output!r}")
-    flop_count = m.str("flop_count") if "flop_count" in data else "executed"
+    flop_count = m.text("flop_count") if "flop_count" in data else "executed"
     if flop_count not in FLOP_COUNTS:
         raise m.fail("flop_count", f"is {flop_count!r}; choose from: {', '.join(FLOP_COUNTS)}")
     aliases = tuple(m.str_list("aliases")) if "aliases" in data else ()
@@ -299,7 +298,8 @@ def _common_keys(m: _Manifest, data: dict[str, Any]) -> dict[str, Any]:
     if efficiency is not None and (isinstance(efficiency, bool) or not isinstance(efficiency, (int, float))
                                    or not 0 < efficiency <= 1):
         raise m.fail("expected_efficiency", f"must be a fraction in (0, 1], e.g. 0.01, not {efficiency!r}")
-    return {"expected_efficiency": None if efficiency is None else float(efficiency), "precision": precision, "error_model": m.str("error_model") if "error_model" in data else None,
+    return {"expected_efficiency": None if efficiency is None else float(efficiency), "precision": precision,
+            "error_model": m.text("error_model") if "error_model" in data else None,
             "zero_output": zero_output, "flop_count": flop_count, "aliases": aliases, "options": m.options()}
 
 
@@ -362,35 +362,6 @@ def check_geometry(path: Path | str, family: Family, v: Variant) -> None:
         raise InputError(f"{path}: variant {v.name!r}: grid must be 'tiles', 'one' or 'per_sm:K'")
 
 
-_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-        ast.FloorDiv: operator.floordiv, ast.Div: operator.floordiv}
-
-
-def evaluate(expr: Expr, defines: dict[str, int]) -> int:
-    """Integer arithmetic over define names, e.g. "(BM*BN)/(TM*TN)"; nothing else is allowed."""
-    if isinstance(expr, int):
-        return expr
-
-    def walk(node: ast.AST) -> int:
-        if isinstance(node, ast.Expression):
-            return walk(node.body)
-        if isinstance(node, ast.Constant) and type(node.value) is int:
-            return node.value
-        if isinstance(node, ast.Name):
-            if node.id not in defines:
-                raise ValueError(f"{expr!r} uses {node.id}, which is not among the defines {sorted(defines)}")
-            return defines[node.id]
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-            return _OPS[type(node.op)](walk(node.left), walk(node.right))
-        raise ValueError(f"{expr!r}: only + - * / ( ), integers and define names are allowed")
-
-    try:
-        tree = ast.parse(str(expr), mode="eval")
-    except SyntaxError:
-        raise ValueError(f"{expr!r} is not an arithmetic expression") from None
-    return walk(tree)
-
-
 class _Manifest:
     """Typed access to one TOML table with errors that name the file and the place."""
 
@@ -406,13 +377,13 @@ class _Manifest:
             raise self.fail(key, "is missing")
         return self.data[key]
 
-    def str(self, key: str) -> str:
+    def text(self, key: str) -> str:
         value = self._get(key)
         if not isinstance(value, str) or not value:
             raise self.fail(key, "must be a non-empty string")
         return value
 
-    def bool(self, key: str, default: bool) -> bool:
+    def flag(self, key: str, default: bool) -> bool:
         value = self.data.get(key, default)
         if not isinstance(value, bool):
             raise self.fail(key, "must be true or false")
@@ -428,7 +399,7 @@ class _Manifest:
         return value
 
     def opt_str(self, key: str) -> str | None:
-        return self.str(key) if key in self.data else None
+        return self.text(key) if key in self.data else None
 
     def str_list(self, key: str) -> list[str]:
         value = self._get(key)

@@ -1,7 +1,7 @@
 // mnist / hand
 // The course's final project written with its own kernels: one SGD training step of the MNIST CNN
 // (conv3x3 -> batchnorm (batch statistics) -> relu -> maxpool2x2, twice; linear -> relu -> linear;
-// log-softmax + cross-entropy). gpuprof/families/mnist.py (plan "train_step") launches these in
+// log-softmax + cross-entropy). gpuprof/families/mnist/hand_plan.py (plan "train_step") launches these in
 // order; the GEMMs in between (conv as im2col + GEMM, the linear layers) are cuBLAS SGEMMs through
 // CuPy, as the course's im2col_cublas conv does. Activations of the conv blocks are kept channel-major
 // (C, N, H, W): each channel is one contiguous run for the batchnorm reductions and one GEMM row.

@@ -1,4 +1,4 @@
-"""On a GPU: the mnist training step (issue 15 item 1) — every variant checked against PyTorch's
+"""On a GPU: the mnist training step — every variant checked against PyTorch's
 float64 step at batch 64 and timed; a hand step whose SGD update skips one layer's bias is WRONG."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 from gpuprof import results
 from gpuprof.commands.run import RunRequest, run_family
-from gpuprof.families import mnist
+from gpuprof.families.mnist.layout import PARAMETERS, layout
 from gpuprof.measure.timing import TimingPolicy
 from gpuprof.variants import catalog
 
@@ -38,8 +38,8 @@ def test_hand_update_skipping_one_bias_is_wrong(tmp_path, layer):
     hand = catalog.load_family("mnist").variant("hand")
     source = hand.file.read_text()
     assert SGD_LINE in source
-    index = [name for name, _shape in mnist.PARAMETERS].index(layer)
-    seg = mnist.layout().segment(index)
+    index = [name for name, _shape in PARAMETERS].index(layer)
+    seg = layout().segment(index)
     planted = tmp_path / "hand.cu"
     planted.write_text(source.replace(
         SGD_LINE, f"if (i < P) w[i] = (i >= {seg.start} && i < {seg.stop}) ? w0[i] : w0[i] - lr * g[i];"))

@@ -275,7 +275,7 @@ def test_kernel_base_name_of_pytorch_lambdas():
 
 # --- unhappy paths -----------------------------------------------------------------------------
 
-# TOOLS.md 1.12, the line as printed by the CLI (quoted from a public support article).
+# docs/tools.md, "ncu: messages": the line as printed by the CLI (quoted from a public support article).
 PERM_LINE = (
     "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance "
     "Counters on the target device 0"

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from gpuprof.errors import InputError, ParseError
 from gpuprof.parsers import ncu_rep
+from gpuprof.parsers.ncu_csv import parse_details_csv
 from gpuprof.tools import _proc
 from gpuprof.tools.ncu import read_report_isolated
-from gpuprof.parsers.ncu_csv import parse_details_csv
 
 from .conftest import FIXTURES
 
@@ -139,7 +139,8 @@ def test_child_reader_gives_the_same_rows_as_in_process():
 
 def test_child_reader_without_the_module_says_so(monkeypatch, tmp_path):
     def no_module(argv, *, timeout_s, cwd=None, env=None):
-        return _proc.Completed(argv, ncu_rep.CHILD_UNAVAILABLE, "", "reading .ncu-rep files needs ... pip install ncu-report")
+        said = "reading .ncu-rep files needs ... pip install ncu-report"
+        return _proc.Completed(argv, ncu_rep.CHILD_UNAVAILABLE, "", said)
 
     monkeypatch.setattr(_proc, "run", no_module)
     with pytest.raises(ncu_rep.NcuReportUnavailable, match="pip install ncu-report"):

@@ -161,7 +161,7 @@ def test_messages_transcript():
 
 
 def test_importer_failure():
-    # TOOLS.md 2.7: the bundled nsys without libdw records a .qdstrm, then prints this.
+    # docs/tools.md, "nsys: the copy bundled with Nsight Compute": without libdw it records a .qdstrm, then prints this.
     text = (
         "Generating '/tmp/nsys-report-1a2b.qdstrm'\nImporter error status: An unknown error occurred.\n"
         "Unable to retrieve the importer version: skipping importation of the QDSTRM file.\n"
@@ -232,7 +232,8 @@ def test_fuzz_mutated_stats_parse_or_raise_parse_error(data):
 
 
 def test_old_header_spellings_are_accepted():
-    # TOOLS.md 2.3 [INF]: 2021-22 nsys wrote "Time(%)", "Average", "Minimum", "Maximum", no Med/StdDev.
+    # docs/tools.md, "nsys: report formats across versions": 2021-22 nsys wrote "Time(%)", "Average", "Minimum",
+    # "Maximum", no Med/StdDev (second-hand).
     text = (
         "Time(%),Total Time (ns),Instances,Average,Minimum,Maximum,Name\n"
         '61.3,1000,2,500.0,400,600,"vecAdd(const float *, const float *, float *, int)"\n'

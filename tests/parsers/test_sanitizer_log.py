@@ -64,7 +64,8 @@ def test_oob_write_names_the_line_the_sidecar_gives():
         assert f.thread is not None and f.block is not None
     addresses = sorted(f.address for f in writes)
     assert addresses == list(range(addresses[0], addresses[0] + 4 * len(writes), 4))  # consecutive ints
-    # The sticky launch failure turns later CUDA calls into API errors (TOOLS.md 3.5).
+    # The sticky launch failure turns later CUDA calls into API errors
+    # (docs/tools.md, "compute-sanitizer: sticky errors").
     api = [f for f in s.findings if f.kind == "api_error"]
     assert len(api) == s.error_count - len(writes) and all("cudaErrorLaunchFailure" in f.message for f in api)
     no_line = parse_log(load("sanitizer_2025.3.1_memcheck_oob_write_no_lineinfo.txt").text)
