@@ -20,6 +20,7 @@ from gpuprof.analysis.run_shift import median_clock_mhz
 from gpuprof.analysis.stats import summarize
 from gpuprof.cli.compare import MESSAGE_ROWS, _gate_message
 from gpuprof.errors import InputError
+from gpuprof.files import atomic_write_text
 from gpuprof.render.compare_view import compare_json, compare_json_parts
 from gpuprof.results import CheckResult, Results, Row, Samples, Timing
 
@@ -97,7 +98,8 @@ def test_loaded_samples_are_compact_and_equal_to_the_measured_lists(tmp_path):
     timing = loaded.rows[0].timing
     assert isinstance(timing.samples_s, Samples) and isinstance(timing.sm_clock_mhz, Samples)
     assert timing.samples_s == base.rows[0].timing.samples_s and base.rows[0].timing.samples_s == timing.samples_s
-    assert not timing.samples_s != base.rows[0].timing.samples_s and not base.rows[0].timing.samples_s != timing.samples_s
+    base_samples = base.rows[0].timing.samples_s
+    assert not timing.samples_s != base_samples and not base_samples != timing.samples_s  # noqa: SIM202 (__ne__)
     assert timing.samples_s != [1.0] and [1.0] != timing.samples_s and Samples([1.0]) == (1.0,)
     assert loaded == base
     assert copy.deepcopy(timing.samples_s) == timing.samples_s and type(copy.deepcopy(timing.samples_s)) is Samples
@@ -164,7 +166,7 @@ def test_json_report_in_pieces_is_the_same_json_as_before():
 
 
 def test_atomic_write_accepts_pieces(tmp_path):
-    target = results_io.atomic_write_text(tmp_path / "r.json", (f"{i}\n" for i in range(3)))
+    target = atomic_write_text(tmp_path / "r.json", (f"{i}\n" for i in range(3)))
     assert target.read_text() == "0\n1\n2\n"
 
 
