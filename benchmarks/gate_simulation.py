@@ -27,7 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpuprof.analysis import stats
-from gpuprof.analysis.compare import PRESETS, compare_results, gate
+from gpuprof.analysis.compare import compare_results, gate
+from gpuprof.analysis.compare_presets import PRESETS
 from gpuprof.measure import timing
 from gpuprof.measure.timing import BATCH_GPU_SECONDS, MAX_BATCH, TimingPolicy, _stop_reason
 from gpuprof.results import CheckResult, Results, Row, Timing
@@ -64,7 +65,8 @@ def use_fast_spread() -> None:
     rng = np.random.default_rng(0)
     for n in (1, 2, 10, 11, 64, 1000):
         values = rng.lognormal(0, 0.05, n).tolist()
-        assert math.isclose(fast_robust_rel_spread(values), stats.robust_rel_spread(values), rel_tol=1e-9, abs_tol=1e-15)
+        assert math.isclose(fast_robust_rel_spread(values), stats.robust_rel_spread(values),
+                            rel_tol=1e-9, abs_tol=1e-15)
     timing.stats = _FastStats  # the stop rule itself is gpuprof's, unchanged
 
 
@@ -131,8 +133,8 @@ def kernel_cell(seed: int, t: float, noise: float, change: float, trials: int, *
 
 def kernel_table(trials: int) -> None:
     """Prints its rows as they are ready (the slow cells take a while)."""
-    lines = ["| kernel | noise | n (median) | identical: SLOWER | 2 % slower: SLOWER / INCONCL "
-             "| 5 % slower: SLOWER / INCONCL | 10 % slower: SLOWER | old 5 %: n, SLOWER |",
+    lines = [("| kernel | noise | n (median) | identical: SLOWER | 2 % slower: SLOWER / INCONCL "
+              "| 5 % slower: SLOWER / INCONCL | 10 % slower: SLOWER | old 5 %: n, SLOWER |"),
              "|---|---|---|---|---|---|---|---|"]
     cells = [(name, t, noise, iid) for noise in (0.003, 0.03) for name, t in DURATIONS.items()]
     cells.append(("10 ms skewed", 10e-3, 0.003, skewed))
@@ -188,15 +190,15 @@ def suite_table(trials: int) -> None:
     lines = ["| run-to-run model (8-row suite, code unchanged) | controls | BASE runs | P(gate fails) |",
              "|---|---|---|---|"]
     cases = [
-        ("common σ 1 % per run + 0.15 % per row", dict(common=0.01, per_row=IDIOSYNCRATIC), True, 0),
-        ("common σ 1 % per run + 0.15 % per row", dict(common=0.01, per_row=IDIOSYNCRATIC), False, 0),
-        ("common σ 2 % per run + 0.15 % per row", dict(common=0.02, per_row=IDIOSYNCRATIC), True, 0),
-        ("whole NEW run +2.5 % (+0.15 % per row)", dict(common=0.0, per_row=IDIOSYNCRATIC, shift=math.log(1.025)),
+        ("common σ 1 % per run + 0.15 % per row", {"common": 0.01, "per_row": IDIOSYNCRATIC}, True, 0),
+        ("common σ 1 % per run + 0.15 % per row", {"common": 0.01, "per_row": IDIOSYNCRATIC}, False, 0),
+        ("common σ 2 % per run + 0.15 % per row", {"common": 0.02, "per_row": IDIOSYNCRATIC}, True, 0),
+        ("whole NEW run +2.5 % (+0.15 % per row)", {"common": 0.0, "per_row": IDIOSYNCRATIC, "shift": math.log(1.025)},
          True, 0),
-        ("whole NEW run +2.5 % (+0.15 % per row)", dict(common=0.0, per_row=IDIOSYNCRATIC, shift=math.log(1.025)),
+        ("whole NEW run +2.5 % (+0.15 % per row)", {"common": 0.0, "per_row": IDIOSYNCRATIC, "shift": math.log(1.025)},
          False, 0),
-        ("independent σ 1 % per row (the audit's model)", dict(common=0.0, per_row=0.01), True, 0),
-        ("independent σ 1 % per row (the audit's model)", dict(common=0.0, per_row=0.01), True, 4),
+        ("independent σ 1 % per row (the audit's model)", {"common": 0.0, "per_row": 0.01}, True, 0),
+        ("independent σ 1 % per row (the audit's model)", {"common": 0.0, "per_row": 0.01}, True, 4),
     ]
     for index, (label, model, controls, history) in enumerate(cases):
         rate = suite_failure_rate(7000 + index, trials, controls=controls, history=history, **model)
@@ -213,7 +215,8 @@ def main() -> None:
     started = time.perf_counter()
     use_fast_spread()
     print(f"preset default: min effect {DEFAULT.min_effect:g}, alpha {DEFAULT.alpha:g}; suite stop rule: "
-          f"median resolved to ±{SUITE_POLICY.target_resolution * 100:g} % within {SUITE_POLICY.resolution_budget_s:g} s, "
+          f"median resolved to ±{SUITE_POLICY.target_resolution * 100:g} % "
+          f"within {SUITE_POLICY.resolution_budget_s:g} s, "
           f"else {SUITE_POLICY.max_time_s:g} s / {SUITE_POLICY.max_samples} samples")
     print(f"\n1. one row + one control, {trials} trials per cell ({2 * trials} for identical, "
           f"{trials // 2} for 2 % and 10 %)\n")

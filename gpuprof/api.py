@@ -21,9 +21,9 @@ from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from gpuprof.analysis import ceilings, derive
+from gpuprof.analysis import derive
 from gpuprof.gpu import cupy, device_info
-from gpuprof.measure import integrity, timing
+from gpuprof.measure import device_ceilings, integrity, timing
 from gpuprof.results import IMPOSSIBLE, OK, CheckResult, Row, Timing
 
 
@@ -107,4 +107,4 @@ def below_floor(result: Timing, flop: float | None, bytes: float | None, precisi
         return None
     row = Row(family="api", variant="callable", size={}, vendor=False, check=CheckResult(status=OK), timing=result,
               flop=flop, bytes=bytes, precision=precision)
-    return derive.impossible_reason(row, ceilings.load(device_info()))
+    return derive.impossible_reason(row, device_ceilings.load(device_info()))

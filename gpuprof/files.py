@@ -1,14 +1,17 @@
-"""The one way gpuprof reads a file the user gave it, and the checks before it writes one.
+"""The one way gpuprof reads a file the user gave it, the checks before it writes one, and the
+one way it writes one (atomically).
 
 Every reader goes through `read_bytes`, `read_text` or `read_source`, so a missing, unreadable,
 huge, binary or wrongly encoded file is an InputError (exit 2) naming the file and what is
-wrong, never a UnicodeDecodeError traceback.
+wrong, never a UnicodeDecodeError traceback. The files gpuprof writes for the user (results,
+reports, summaries) go through `atomic_write_text`, so an interrupted write never leaves a broken one.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -47,7 +50,8 @@ def read_text(path: str | Path, what: str = "", max_bytes: int = MAX_BYTES) -> s
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise InputError(f"{label}: line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save it as UTF-8") from None
+        byte = data[exc.start]
+        raise InputError(f"{label}: line {line}: not UTF-8 text (byte 0x{byte:02x}); save it as UTF-8") from None
 
 
 def read_source(path: str | Path, what: str = "") -> str:
@@ -111,3 +115,34 @@ def _ours(path: Path) -> bool:
             return False
         return isinstance(data, dict) and str(data.get("schema", "")).startswith("gpuprof")
     return False
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write_text(path: Path, text: str | Iterable[str]) -> Path:
+    """A temporary file in the same directory, fsync, then rename over the target. text may come in
+    pieces (a large report need not be joined into one string first)."""
+    if not path.parent.is_dir():
+        raise InputError(f"cannot write {path}: directory {path.parent} does not exist")
+    tmp: str | None = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        with os.fdopen(fd, "w") as handle:
+            if isinstance(text, str):
+                handle.write(text)
+            else:
+                handle.writelines(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; results are ordinary files
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        if tmp is not None and Path(tmp).exists():
+            Path(tmp).unlink(missing_ok=True)
+    return path

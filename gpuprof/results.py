@@ -5,15 +5,14 @@ from __future__ import annotations
 import functools
 import gc
 import json
-import os
-import tempfile
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Self
 
 from gpuprof.errors import InputError
+from gpuprof.files import atomic_write_text, read_text
 
 SCHEMA_NAME = "gpuprof.results"
 SCHEMA_VERSION = 1
@@ -341,40 +340,7 @@ def json_lines(data: dict[str, Any], listed: str, ensure_ascii: bool = True) -> 
     yield tail
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write_text(path: Path, text: str | Iterable[str]) -> Path:
-    """A temporary file in the same directory, fsync, then rename over the target. text may come in
-    pieces (a large report need not be joined into one string first)."""
-    if not path.parent.is_dir():
-        raise InputError(f"cannot write {path}: directory {path.parent} does not exist")
-    tmp: str | None = None
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "w") as handle:
-            if isinstance(text, str):
-                handle.write(text)
-            else:
-                handle.writelines(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; results are ordinary files
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
-    finally:
-        if tmp is not None and Path(tmp).exists():
-            Path(tmp).unlink(missing_ok=True)
-    return path
-
-
 def load(path: str | Path) -> Results:
-    from gpuprof.files import read_text
-
     path = Path(path)
     text = read_text(path)
     # Parsing makes hundreds of thousands of containers that all survive and form no cycles: the

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from gpuprof.analysis.compare import PRESETS
+from gpuprof.analysis.compare_presets import PRESETS
 from gpuprof.errors import InputError
 from gpuprof.files import read_text
 

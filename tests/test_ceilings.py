@@ -10,6 +10,7 @@ from gpuprof import results
 from gpuprof.analysis import ceilings
 from gpuprof.analysis.ceilings import Ceilings, Measured
 from gpuprof.gpu import DeviceInfo
+from gpuprof.measure import device_ceilings
 
 T = 1e12
 
@@ -80,13 +81,13 @@ def test_a_gpu_without_a_datasheet_gets_fp32_arithmetic_and_no_tensor_ceiling():
 
 
 def test_measured_ceilings_are_kept_apart(tmp_path, monkeypatch):
-    monkeypatch.setattr(ceilings, "CACHE_DIR", tmp_path)
+    monkeypatch.setattr(device_ceilings, "CACHE_DIR", tmp_path)
     info = h100()
     # The cache file as `devicequery --measure` has always written it.
-    ceilings.save(info, Measured(bandwidth_bytes_s=3.0 * T, fp32_flops=51.7 * T, tf32_flops=368 * T,
+    device_ceilings.save(info, Measured(bandwidth_bytes_s=3.0 * T, fp32_flops=51.7 * T, tf32_flops=368 * T,
                                  source="measured 2026-11-20"))
-    assert json.loads(ceilings.cache_path(info).read_text())["fp32_flops"] == pytest.approx(51.7 * T)
-    limits = ceilings.load(info)
+    assert json.loads(device_ceilings.cache_path(info).read_text())["fp32_flops"] == pytest.approx(51.7 * T)
+    limits = device_ceilings.load(info)
     assert limits.ceiling("flop", "fp32").value == pytest.approx(66.9 * T)  # the datasheet, not cuBLAS
     assert limits.measured_ceiling("flop", "fp32").value == pytest.approx(51.7 * T)
     assert limits.measured_ceiling("flop", "fp32").name == "measured cuBLAS SGEMM"
@@ -95,8 +96,8 @@ def test_measured_ceilings_are_kept_apart(tmp_path, monkeypatch):
 
 
 def test_no_cache_means_no_measured_figure(tmp_path, monkeypatch):
-    monkeypatch.setattr(ceilings, "CACHE_DIR", tmp_path)
-    limits = ceilings.load(h100())
+    monkeypatch.setattr(device_ceilings, "CACHE_DIR", tmp_path)
+    limits = device_ceilings.load(h100())
     assert limits.measured is None and limits.measured_ceiling("flop", "fp32") is None
 
 

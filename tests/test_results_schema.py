@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from gpuprof import results
+from gpuprof import files, results
 from gpuprof.analysis.stats import summarize
 from gpuprof.errors import InputError
+from gpuprof.files import atomic_write_text
 from gpuprof.results import (
     OK,
     SCHEMA_NAME,
@@ -22,7 +23,6 @@ from gpuprof.results import (
     Results,
     Row,
     Timing,
-    atomic_write_text,
     from_dict,
     load,
     save,
@@ -238,7 +238,7 @@ def test_failed_rename_keeps_the_old_file_and_leaves_no_temp_file(tmp_path, monk
         assert Path(src).exists() and Path(src).parent == tmp_path  # written next to the target
         raise raised
 
-    monkeypatch.setattr(results.os, "replace", failing_replace)
+    monkeypatch.setattr(files.os, "replace", failing_replace)
     with pytest.raises(expected):
         atomic_write_text(target, "{}")
     assert target.read_bytes() == before
@@ -250,7 +250,7 @@ def test_failed_rename_is_a_one_line_input_error(tmp_path, monkeypatch):
     def failing_replace(src, dst):
         raise OSError(13, "Permission denied")
 
-    monkeypatch.setattr(results.os, "replace", failing_replace)
+    monkeypatch.setattr(files.os, "replace", failing_replace)
     with pytest.raises(InputError) as info:
         save(sample_results(), tmp_path / "r.json")
     assert "Permission denied" in info.value.message and "\n" not in info.value.message

@@ -18,6 +18,7 @@ from gpuprof.analysis.derive import derive, judge
 from gpuprof.analysis.stats import summarize
 from gpuprof.cli import app
 from gpuprof.commands import run as run_core
+from gpuprof.measure import device_ceilings
 from gpuprof.render.tables import run_table
 from gpuprof.results import IMPOSSIBLE, OK, CheckResult, Results, Row, Timing
 from gpuprof.variants import catalog
@@ -137,7 +138,7 @@ def test_the_core_marks_an_impossible_row_before_the_json_is_written(monkeypatch
     monkeypatch.setattr(run_core, "run_variant", lambda fam, variant, *a, **k: by_name[variant.name])
     monkeypatch.setattr(run_core.fingerprint, "environment", lambda: {"gpu_name": h100().name})
     monkeypatch.setattr(run_core, "device_info", h100)
-    monkeypatch.setattr(ceilings, "load", lambda info: H100)
+    monkeypatch.setattr(device_ceilings, "load", lambda info: H100)
     written = []
     request = run_core.RunRequest(family="vecadd", isolate=False)
     run_core._run_variants(family, [family.variant("grid"), family.variant("vectorized")], families.host("vecadd"),
@@ -156,7 +157,7 @@ def test_gpuprof_run_exits_1_on_an_impossible_row(monkeypatch):
 
     monkeypatch.setattr("gpuprof.commands.run.run_family", fake_run_family)
     monkeypatch.setattr("gpuprof.gpu.device_info", h100)
-    monkeypatch.setattr(ceilings, "load", lambda info: H100)
+    monkeypatch.setattr(device_ceilings, "load", lambda info: H100)
     result = CliRunner().invoke(app, ["run", "matmul", "--variants", "warptile,cublas"])
     assert result.exit_code == 1, result.output
     assert "IMPOSSIBLE" in result.output and "physical floor" in result.output
@@ -168,7 +169,7 @@ def test_gpuprof_run_matmul_all_exits_0_without_a_percentage_above_100(monkeypat
 
     monkeypatch.setattr("gpuprof.commands.run.run_family", fake_run_family)
     monkeypatch.setattr("gpuprof.gpu.device_info", h100)
-    monkeypatch.setattr(ceilings, "load", lambda info: H100)
+    monkeypatch.setattr(device_ceilings, "load", lambda info: H100)
     result = CliRunner().invoke(app, ["run", "matmul", "--variants", "all"], env={"COLUMNS": "160"})
     assert result.exit_code == 0, result.output
     assert max(percentages(result.output.split("timing:")[0])) <= 100.0

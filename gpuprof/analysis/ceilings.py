@@ -3,18 +3,15 @@
 The ceiling of a row is the datasheet peak of the row's own precision (dense, never sparse) or the
 datasheet memory bandwidth, for the GPU the row ran on, scaled to that card's maximum SM clock and
 SM count. Ceilings measured by `gpuprof devicequery --measure` (cuBLAS, a D2D copy) are kept apart
-and only ever shown as a separate "vs measured" figure.
+and only ever shown as a separate "vs measured" figure (their cache file: measure/device_ceilings.py).
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 from gpuprof.gpu import DeviceInfo
-from gpuprof.paths import CACHE_DIR
 
 # What each precision's ceiling is called. An FP32 kernel is judged against the FP32 pipe (TF32 is
 # another precision); FP16/BF16/TF32 against the tensor cores (their fastest legal path); FP64
@@ -190,7 +187,8 @@ class Ceilings:
         if rate_kind == "bytes":
             return Ceiling(self.bandwidth_bytes_s, "DRAM bandwidth", self.source) if self.bandwidth_bytes_s else None
         if rate_kind == "link":
-            return Ceiling(self.link_bytes_s, "host link per direction", self.link_source) if self.link_bytes_s else None
+            link = self.link_bytes_s
+            return Ceiling(link, "host link per direction", self.link_source) if link else None
         key = precision
         if precision == "fp64" and self.flops.get("fp64_tensor", 0) > self.flops.get("fp64", 0):
             key = "fp64_tensor"  # DMMA is FP64's fastest path where it exists
@@ -243,29 +241,3 @@ def from_environment(env: dict[str, Any]) -> Ceilings | None:
     limits = from_model(str(env.get("gpu_name", "")), env.get("sm_count"), env.get("sm_max_clock_mhz"),
                         int(env.get("l2_bytes") or 0), env.get("compute_capability"))
     return limits if limits.flops or limits.bandwidth_bytes_s else None
-
-
-def cache_path(info: DeviceInfo) -> Path:
-    return CACHE_DIR / "ceilings" / f"{info.uuid}.json"
-
-
-def load_measured(info: DeviceInfo) -> Measured | None:
-    try:
-        return Measured(**json.loads(cache_path(info).read_text()))
-    except (OSError, ValueError, TypeError):
-        return None
-
-
-def load(info: DeviceInfo) -> Ceilings:
-    """Datasheet ceilings for this device, with its measured ones (if cached) alongside."""
-    limits = theoretical(info)
-    return replace(limits, measured=load_measured(info))
-
-
-def save(info: DeviceInfo, measured: Measured) -> Path:
-    from gpuprof.results import atomic_write_text
-
-    path = cache_path(info)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps(asdict(measured), indent=1))
-    return path

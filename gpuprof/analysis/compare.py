@@ -1,21 +1,25 @@
-"""Pure comparison of results files: per-row verdicts with reason codes, judged relative to the run's
-common shift when control rows exist, and the CI gate rule."""
+"""Pure comparison of results: per-row verdicts with reason codes, judged relative to the run's
+common shift when control rows exist, and the CI gate rule.
+
+The presets and --fail-on are compare_presets', the median intervals order_stats', and the checks
+that two files can be compared at all comparability's.
+"""
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from pathlib import Path
 
 import numpy as np
 from scipy import stats as sps
 
-from gpuprof import results as results_io
-from gpuprof.errors import InputError, UsageError
+from gpuprof.analysis.comparability import environment_warnings, gpu_model_check, mismatch_check, rows_by_id
+from gpuprof.analysis.compare_presets import DEFAULT_FAIL_ON, ComparePolicy, FailOn
+from gpuprof.analysis.order_stats import median_ratio_interval, sorted_median
 from gpuprof.analysis.run_shift import History, LogChange, RunShift, estimate_shift, is_control, run_history
+from gpuprof.errors import InputError
 from gpuprof.results import OK, SKIPPED, Results, Row
 
 
@@ -41,82 +45,6 @@ class Reason(StrEnum):
     UNTIMED_IN_NEW = "untimed_in_new"  # timed in BASE, no samples in NEW: fails by default
     SKIPPED_IN_NEW = "skipped_in_new"  # NEW skipped for environment reasons (e.g. PyTorch missing)
     CONTROL = "control"  # the run's only control row: it defines the shift, so it cannot be judged by it
-
-
-@dataclass(frozen=True)
-class ComparePolicy:
-    """Thresholds of one preset; validated so that every preset can actually reach a decision.
-
-    min_effect: relative change of the median that matters (0.02 = 2 %); smaller changes are SAME.
-    alpha: significance level of Mann–Whitney; the median-ratio interval has level 1 - alpha.
-    min_samples: fewest samples per side before any decision (fewer gives INCONCLUSIVE).
-    """
-
-    name: str
-    min_effect: float
-    alpha: float
-    min_samples: int
-
-    def __post_init__(self) -> None:
-        if not 0.001 <= self.min_effect <= 0.5:
-            raise UsageError(f"min effect {self.min_effect} is outside 0.001..0.5 (0.02 means 2 %)")
-        if not 1e-6 <= self.alpha <= 0.2:
-            raise UsageError(f"alpha {self.alpha} is outside 1e-6..0.2")
-        fewest = fewest_samples_for(self.alpha)
-        if self.min_samples < fewest:
-            raise UsageError(
-                f"min samples {self.min_samples} is too small for alpha {self.alpha}: "
-                f"a median interval at that level needs at least {fewest} samples"
-            )
-
-
-def fewest_samples_for(alpha: float) -> int:
-    """Smallest n whose [min, max] still covers the median with probability 1 - alpha (1 - 2/2^n)."""
-    return math.ceil(math.log2(2 / alpha))
-
-
-PRESETS: dict[str, ComparePolicy] = {
-    p.name: p
-    for p in (
-        ComparePolicy("default", min_effect=0.02, alpha=0.01, min_samples=10),
-        ComparePolicy("strict", min_effect=0.01, alpha=0.05, min_samples=8),
-        ComparePolicy("permissive", min_effect=0.05, alpha=0.001, min_samples=12),
-    )
-}
-
-
-def policy_for(name: str) -> ComparePolicy:
-    try:
-        return PRESETS[name]
-    except KeyError:
-        raise UsageError(f"unknown compare preset {name!r} (choices: {', '.join(PRESETS)})") from None
-
-
-class FailOn(StrEnum):
-    """What else, besides SLOWER and newly WRONG rows, fails the gate (`--fail-on`)."""
-
-    UNTIMED = "untimed"  # timed in BASE, no samples in NEW (e.g. a new host sync): on by default
-    INCONCLUSIVE = "inconclusive"  # the gate could not decide (overlapping, too few samples, tests disagree)
-    MISSING = "missing"  # removed or resized rows, and rows SKIPPED in NEW for environment reasons
-
-
-DEFAULT_FAIL_ON: frozenset[FailOn] = frozenset({FailOn.UNTIMED})
-
-
-def parse_fail_on(text: str | None) -> frozenset[FailOn]:
-    """'inconclusive,missing' adds to the default (untimed); 'none' clears it ('none,missing': missing only)."""
-    if not text:
-        return DEFAULT_FAIL_ON
-    words = [w.strip().lower() for w in text.split(",") if w.strip()]
-    chosen = set() if "none" in words else set(DEFAULT_FAIL_ON)
-    for word in words:
-        if word == "none":
-            continue
-        try:
-            chosen.add(FailOn(word))
-        except ValueError:
-            raise UsageError(f"--fail-on {word!r}: choose from {', '.join(f.value for f in FailOn)} or none") from None
-    return frozenset(chosen)
 
 
 @dataclass(frozen=True, slots=True)  # slots: an 18k-row report holds 18k of them
@@ -200,14 +128,14 @@ def file_problems(report: CompareReport) -> list[str]:
     if new_rows == 0:
         return [f"{report.new_label} has no rows: nothing was compared with {report.base_label}'s {base_rows}"]
     if not report.verdicts:
-        return [f"no row in common: none of {report.new_label}'s {new_rows} rows is in {report.base_label} "
-                f"({base_rows} rows); nothing was compared (other families, variants or sizes?)"]
+        return [(f"no row in common: none of {report.new_label}'s {new_rows} rows is in {report.base_label} "
+                 f"({base_rows} rows); nothing was compared (other families, variants or sizes?)")]
     untimed = [v for v in report.verdicts if v.reason is Reason.UNTIMED_IN_NEW]
     timed_in_base = [v for v in report.verdicts if v.base_median_s is not None]
     if untimed and len(untimed) == len(timed_in_base) and FailOn.UNTIMED in report.fail_on:
         named = ", ".join(v.row_id for v in untimed[:3]) + (" …" if len(untimed) > 3 else "")
-        return [f"no row of {report.new_label} was timed (untimed_in_new): all {len(untimed)} rows timed in "
-                f"{report.base_label} have no samples in it ({named}); a --check-only run? a host sync? a hang?"]
+        return [(f"no row of {report.new_label} was timed (untimed_in_new): all {len(untimed)} rows timed in "
+                 f"{report.base_label} have no samples in it ({named}); a --check-only run? a host sync? a hang?")]
     return []
 
 
@@ -225,26 +153,26 @@ def gate(report: CompareReport) -> list[str]:
     return lines
 
 
-def compare_files(
-    base_path: str | Path | Sequence[str | Path], new_path: str | Path, policy: ComparePolicy | None, *,
-    allow_different_gpu: bool = False, allow_mismatch: bool = False, fail_on: frozenset[FailOn] = DEFAULT_FAIL_ON,
-) -> CompareReport:
-    """Load the files (InputError on bad ones) and compare, labelled by their paths.
+@dataclass(frozen=True)
+class JudgingRule:
+    """What every row of one compare is judged by: the preset's thresholds, relative to the run's
+    common shift, each interval widened by the run-to-run spread that history gives (log scale)."""
 
-    base_path may be several files, oldest first: the last is the baseline, all of them together
-    give each row's run-to-run spread (history). policy None: the preset the suite wrote into NEW
-    (`"compare": {"preset": ...}`), else default.
-    """
-    paths = [base_path] if isinstance(base_path, (str, Path)) else list(base_path)
-    if not paths:
-        raise UsageError("give at least one BASE results file")
-    bases = [results_io.load(p) for p in paths]
-    new = results_io.load(new_path)
-    return compare_results(
-        bases[-1], new, policy or policy_for(str(new.compare.get("preset") or "default")),
-        allow_different_gpu=allow_different_gpu, allow_mismatch=allow_mismatch, fail_on=fail_on,
-        history=bases[:-1], base_label=str(paths[-1]), new_label=str(new_path),
-    )
+    policy: ComparePolicy
+    shift: RunShift = field(default_factory=RunShift)
+    widen: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)  # slots: one per timed row of an 18k-row compare
+class RowSamples:
+    """One row's samples in BASE and NEW, sorted (as _samples gives them), with what compare_results
+    computed from them once: their log change and the batched rank test's p-value (None: computed
+    when the row is judged)."""
+
+    base: np.ndarray
+    new: np.ndarray
+    change: LogChange | None = None
+    p_value: float | None = None
 
 
 def compare_results(
@@ -266,11 +194,11 @@ def compare_results(
     interval, so a row that wobbles between runs needs a larger change to be called SLOWER.
     """
     warnings = environment_warnings(base, new, allow_different_gpu, base_label, new_label)
-    base_rows, new_rows = _index(base, base_label), _index(new, new_label)
+    base_rows, new_rows = rows_by_id(base, base_label), rows_by_id(new, new_label)
     common = [rid for rid in new_rows if rid in base_rows]  # ids once: Row.id formats the size each call
     pairs = [(base_rows[rid], new_rows[rid]) for rid in common]
-    warnings += _gpu_model_check(pairs, base, new, allow_different_gpu)
-    warnings += _mismatch_check(pairs, allow_mismatch)
+    warnings += gpu_model_check(pairs, base, new, allow_different_gpu)
+    warnings += mismatch_check(pairs, allow_mismatch)
     for rid, row in new_rows.items():
         if rid not in base_rows and row.check.status != OK:
             warnings.append(f"{rid}: added in {new_label} with check status {row.check.status!r}")
@@ -280,7 +208,8 @@ def compare_results(
                if b.check.status == OK and n.check.status == OK}
     judged = {rid: s for rid, s in samples.items() if min(s[0].size, s[1].size) >= policy.min_samples}
     changes = {rid: _log_change(rid, b, n, policy.alpha) for rid, (b, n) in judged.items()}
-    controls = [changes[rid] for rid, (b, n) in zip(common, pairs) if rid in changes and is_control(b) and is_control(n)]
+    controls = [changes[rid] for rid, (b, n) in zip(common, pairs)
+                if rid in changes and is_control(b) and is_control(n)]
     shift = estimate_shift(controls, policy.alpha, base, new)
     for earlier in history:
         if earlier.environment.get("gpu_name") != base.environment.get("gpu_name") and not allow_different_gpu:
@@ -290,8 +219,9 @@ def compare_results(
     past = _history([*history, base], policy) if history else None
     widen = past.widening(policy.alpha) if past else 0.0
     p_values = _rank_test_batch(samples, math.exp(-shift.log_shift))
-    verdicts = [compare_row(b, n, policy, p_values.get(rid), shift=shift, widen=widen, samples=samples.get(rid),
-                            change=changes.get(rid)) for rid, (b, n) in zip(common, pairs)]
+    rule = JudgingRule(policy, shift, widen)
+    timed = {rid: RowSamples(b, n, changes.get(rid), p_values.get(rid)) for rid, (b, n) in samples.items()}
+    verdicts = [compare_row(b, n, rule, timed.get(rid)) for rid, (b, n) in zip(common, pairs)]
     if shift.clocks_differ() and not shift.estimated:
         warnings.append(f"{shift.clock_text()}: without control rows a SLOWER row may be the clock, not the code")
     removed = [rid for rid in base_rows if rid not in new_rows]
@@ -300,7 +230,7 @@ def compare_results(
         policy=policy, verdicts=verdicts, added=added, removed=removed, warnings=warnings,
         base_label=base_label, new_label=new_label, resized=_resized(removed, added, base_rows, new_rows),
         shift=shift, history=past, fail_on=fail_on,
-        new_medians={rid: _sorted_median(s) for rid, s in new_sorted.items() if s.size},
+        new_medians={rid: sorted_median(s) for rid, s in new_sorted.items() if s.size},
     )
 
 
@@ -311,14 +241,14 @@ def _history(bases: list[Results], policy: ComparePolicy) -> History:
         for row in results.rows:
             s = _samples(row)
             if row.check.status == OK and s.size:
-                timed[row.id] = _sorted_median(s)
+                timed[row.id] = sorted_median(s)
         medians.append(timed)
     return run_history(bases, medians)
 
 
 def _log_change(rid: str, base_s: np.ndarray, new_s: np.ndarray, alpha: float) -> LogChange:
     low, high = median_ratio_interval(base_s, new_s, alpha)
-    value = math.log(_sorted_median(new_s) / _sorted_median(base_s))
+    value = math.log(sorted_median(new_s) / sorted_median(base_s))
     return LogChange(rid, value, value - math.log(low), math.log(high) - value)
 
 
@@ -330,109 +260,37 @@ def _resized(removed: list[str], added: list[str], base_rows: dict[str, Row],
             if (key := (base_rows[rid].family, base_rows[rid].variant)) in by_variant]
 
 
-# Environment keys that may shift times a little without making them incomparable.
-_DRIFT_KEYS = (("driver_version", "driver"), ("toolkit_version", "CUDA toolkit"), ("clock_policy", "clock policy"))
-
-
-def environment_warnings(
-    base: Results, new: Results, allow_different_gpu: bool, base_label: str = "BASE", new_label: str = "NEW"
-) -> list[str]:
-    """Warn on what may shift times a little; GPU models are checked per row (_gpu_model_check)."""
-    b, n = base.environment, new.environment
-    warnings = []
-    if b.get("gpu_uuid") and n.get("gpu_uuid") and b["gpu_uuid"] != n["gpu_uuid"] \
-            and b.get("gpu_name") == n.get("gpu_name"):
-        warnings.append("same GPU model but a different card (gpu_uuid differs); cards of one model differ by "
-                        "a few %: the control rows' shift takes that out")
-    for key, what in _DRIFT_KEYS:
-        if b.get(key) != n.get(key):
-            warnings.append(f"different {what}: {b.get(key)!r} in {base_label}, {n.get(key)!r} in {new_label}")
-    return warnings
-
-
-def gpu_model(row: Row, results: Results) -> str | None:
-    """The GPU model that timed this row: its own record in --gpus runs, else the file's."""
-    if row.gpu and row.gpu.get("name"):
-        return str(row.gpu["name"])
-    return results.environment.get("gpu_name")
-
-
-def _gpu_model_check(pairs: list[tuple[Row, Row]], base: Results, new: Results, allow: bool) -> list[str]:
-    """Refuse pairs timed on different GPU models (times do not transfer); pairs are matched by id."""
-    differ = [(b.id, gpu_model(b, base), gpu_model(n, new)) for b, n in pairs if gpu_model(b, base) != gpu_model(n, new)]
-    if not differ and base.environment.get("gpu_name") != new.environment.get("gpu_name") and not pairs:
-        differ = [("(whole file)", base.environment.get("gpu_name"), new.environment.get("gpu_name"))]
-    if not differ:
-        return []
-    rid, was, now = differ[0]
-    where = f"{rid} ran on {was!r} in BASE and on {now!r} in NEW" + (f" (and {len(differ) - 1} more rows)"
-                                                                       if len(differ) > 1 else "")
-    if not allow:
-        raise InputError(f"{where}; times from different GPU models are not comparable "
-                         "(pass --allow-different-gpu to compare anyway)")
-    return [f"{where}; compared anyway (--allow-different-gpu)"]
-
-
-def _mismatch_check(pairs: list[tuple[Row, Row]], allow: bool) -> list[str]:
-    """One row id measured two different ways (timing mode, size keys) gives meaningless ratios."""
-    found = []
-    for b, n in pairs:
-        if b.timing and n.timing and b.timing.mode != n.timing.mode:
-            found.append(f"{n.id}: timing mode {b.timing.mode!r} in BASE but {n.timing.mode!r} in NEW")
-        if b.size != n.size:
-            found.append(f"{n.id}: size {b.size} in BASE but {n.size} in NEW")
-        b_prec, n_prec = getattr(b, "precision", None), getattr(n, "precision", None)
-        if b_prec != n_prec:
-            found.append(f"{n.id}: precision {b_prec!r} in BASE but {n_prec!r} in NEW")
-    if found and not allow:
-        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
-        raise InputError(f"{found[0]}{more}: the times measure different things "
-                         "(pass --allow-mismatch to compare anyway)")
-    return [f"{f}; compared anyway (--allow-mismatch)" for f in found]
-
-
-def _index(results: Results, label: str) -> dict[str, Row]:
-    rows: dict[str, Row] = {}
-    for row in results.rows:
-        if row.id in rows:
-            raise InputError(f"{label}: row {row.id} appears twice; each (family, variant, size) must be unique")
-        rows[row.id] = row
-    return rows
-
-
-def compare_row(base_row: Row, new_row: Row, policy: ComparePolicy, p_value: float | None = None, *,
-                shift: RunShift | None = None, widen: float = 0.0,
-                samples: tuple[np.ndarray, np.ndarray] | None = None, change: LogChange | None = None) -> Verdict:
+def compare_row(base_row: Row, new_row: Row, rule: JudgingRule, samples: RowSamples | None = None) -> Verdict:
     """Correctness first (a wrong result has no meaningful time), then the timing decision.
-    p_value: the rank test's (of the shift-corrected samples), when compare_results computed it in a batch;
-    samples (both rows' _samples) and change (their _log_change), when it computed those already."""
+    samples: the row's RowSamples when compare_results computed them; without them the row's
+    samples are sorted, and its log change and rank test computed, here."""
     rid = new_row.id
     control = is_control(new_row)
     if new_row.check.status == SKIPPED and base_row.check.status != SKIPPED:
         reasons = "; ".join(new_row.check.reasons[:1])
-        return Verdict(rid, Status.INCONCLUSIVE, Reason.SKIPPED_IN_NEW,
-                       "skipped in NEW (an environment problem, not a wrong result)" + (f": {reasons}" if reasons else ""),
-                       control=control)
+        detail = "skipped in NEW (an environment problem, not a wrong result)" + (f": {reasons}" if reasons else "")
+        return Verdict(rid, Status.INCONCLUSIVE, Reason.SKIPPED_IN_NEW, detail, control=control)
     if new_row.check.status != OK:
         return _wrong_verdict(rid, base_row, new_row)
     if base_row.check.status != OK:
         return Verdict(rid, Status.INCONCLUSIVE, Reason.BASE_WRONG,
                        f"fixed: check was {base_row.check.status!r} in BASE, so BASE has no trustworthy time",
                        control=control)
-    base_s, new_s = samples if samples is not None else (_samples(base_row), _samples(new_row))
+    samples = samples if samples is not None else RowSamples(_samples(base_row), _samples(new_row))
+    base_s, new_s, policy = samples.base, samples.new, rule.policy
     if new_s.size == 0 and base_s.size > 0:
         why = f" (stopped: {new_row.timing.stop_reason})" if new_row.timing and new_row.timing.stop_reason else ""
         return Verdict(rid, Status.INCONCLUSIVE, Reason.UNTIMED_IN_NEW,
                        f"timed in BASE but no samples in NEW{why}; a launch that blocks the host "
-                       "(a sync, .item()) ends like this", _sorted_median(base_s), control=control)
+                       "(a sync, .item()) ends like this", sorted_median(base_s), control=control)
     if base_s.size == 0 or new_s.size == 0:
         return Verdict(rid, Status.INCONCLUSIVE, Reason.NOT_TIMED, "BASE has no timing samples", control=control)
     if min(base_s.size, new_s.size) < policy.min_samples:
         return Verdict(rid, Status.INCONCLUSIVE, Reason.TOO_FEW_SAMPLES,
                        f"{base_s.size} samples in BASE, {new_s.size} in NEW; preset {policy.name} "
                        f"needs at least {policy.min_samples} each",
-                       _sorted_median(base_s), _sorted_median(new_s), control=control)
-    return _timing_verdict(rid, base_s, new_s, policy, shift or RunShift(), widen, control, p_value, change)
+                       sorted_median(base_s), sorted_median(new_s), control=control)
+    return _timing_verdict(rid, samples, rule, control)
 
 
 # Rows with more samples than this per side get their rank test in one vectorised call: scipy's
@@ -481,32 +339,23 @@ def _samples(row: Row) -> np.ndarray:
     return np.sort(values[np.isfinite(values) & (values > 0)])
 
 
-def _sorted_median(sorted_s: np.ndarray) -> float:
-    """np.median of already sorted values without its per-call overhead (tens of µs, times 200k calls
-    in an 18k-row compare); bit-identical: the middle value, or the mean of the two middle ones."""
-    half = sorted_s.size // 2
-    if sorted_s.size % 2:
-        return float(sorted_s[half])
-    return float((sorted_s[half - 1] + sorted_s[half]) / 2)
-
-
-def _timing_verdict(rid: str, base_s: np.ndarray, new_s: np.ndarray, policy: ComparePolicy, shift: RunShift,
-                    widen: float, control: bool, p_value: float | None = None,
-                    own: LogChange | None = None) -> Verdict:
-    base_med, new_med = _sorted_median(base_s), _sorted_median(new_s)
+def _timing_verdict(rid: str, samples: RowSamples, rule: JudgingRule, control: bool) -> Verdict:
+    base_s, new_s, policy, shift = samples.base, samples.new, rule.policy, rule.shift
+    base_med, new_med = sorted_median(base_s), sorted_median(new_s)
     raw = new_med / base_med
     if shift.controls == (rid,):
         return Verdict(rid, Status.SAME, Reason.CONTROL,
                        f"{_pct(raw)}: the run's only control; its change is the run shift every row is judged against",
                        base_med, new_med, 1.0, None, None, None, raw, None, control)
-    own = own or _log_change(rid, base_s, new_s, policy.alpha)
+    own = samples.change or _log_change(rid, base_s, new_s, policy.alpha)
     # Relative to the shift: subtract it, add its uncertainty (MOVER on the log scale), then the
     # run-to-run spread from history when given.
     centre = own.value - shift.log_shift
-    below = math.hypot(own.below, shift.above, widen)
-    above = math.hypot(own.above, shift.below, widen)
+    below = math.hypot(own.below, shift.above, rule.widen)
+    above = math.hypot(own.above, shift.below, rule.widen)
     low, high = math.exp(centre - below), math.exp(centre + above)
     # Two-sided: the interval says which direction, the rank test only whether there is a shift.
+    p_value = samples.p_value
     if p_value is None:
         p_value = float(sps.mannwhitneyu(new_s * math.exp(-shift.log_shift), base_s, alternative="two-sided").pvalue)
     p_value = 1.0 if math.isnan(p_value) else p_value
@@ -535,52 +384,6 @@ def decide(ci_low: float, ci_high: float, p_value: float, policy: ComparePolicy)
     if lower <= ci_low and ci_high <= upper:
         return Status.SAME, Reason.BELOW_MIN_EFFECT if significant else Reason.WITHIN_NOISE
     return Status.INCONCLUSIVE, Reason.OVERLAPPING
-
-
-def median_interval(sorted_s: np.ndarray, alpha: float) -> tuple[float, float]:
-    """Distribution-free interval for the median from order statistics (binomial), level >= 1 - alpha.
-
-    Exact for any distribution, needs no random numbers, and costs one sort: GPU timings are skewed
-    (slow outliers, clock steps), so no normal approximation is trusted here.
-    """
-    n = sorted_s.size
-    k = _order_index(n, alpha)
-    if k < 0:
-        raise ValueError(f"{n} samples cannot bound the median at alpha={alpha}")
-    return float(sorted_s[k]), float(sorted_s[n - 1 - k])
-
-
-@functools.lru_cache(maxsize=4096)
-def _order_index(n: int, alpha: float) -> int:
-    """Largest k with P(Bin(n, 1/2) <= k) <= alpha/2 (-1 if none); cached: the stop rule asks every batch."""
-    cdf = sps.binom.cdf(np.arange(n), n, 0.5)
-    return int(np.searchsorted(cdf, alpha / 2, side="right")) - 1
-
-
-def median_resolution(samples: Sequence[float], alpha: float) -> float:
-    """How well one run pins its median: the larger relative half-width of the median's (1 - alpha)
-    interval; inf when there are too few samples for an interval at that level."""
-    values = np.sort(np.asarray(samples, dtype=float))
-    if values.size < fewest_samples_for(alpha):
-        return math.inf
-    low, high = median_interval(values, alpha)
-    centre = float(np.median(values))
-    return max(high - centre, centre - low) / centre if centre > 0 else math.inf
-
-
-def median_ratio_interval(base_s: np.ndarray, new_s: np.ndarray, alpha: float) -> tuple[float, float]:
-    """Interval for median(new) / median(base), combining the two median intervals by MOVER; both
-    arrays sorted (as _samples gives them).
-
-    MOVER (Zou & Donner 2008) adds the lower and upper distances of each interval in quadrature on
-    the log scale, so asymmetric intervals stay asymmetric and the result has about level 1 - alpha.
-    """
-    lb, ub = np.log(median_interval(base_s, alpha))
-    ln, un = np.log(median_interval(new_s, alpha))
-    tb, tn = math.log(_sorted_median(base_s)), math.log(_sorted_median(new_s))
-    low = (tn - tb) - math.hypot(tn - ln, ub - tb)
-    high = (tn - tb) + math.hypot(un - tn, tb - lb)
-    return math.exp(low), math.exp(high)
 
 
 def _pct(ratio: float) -> str:

@@ -97,17 +97,17 @@ def estimate_shift(changes: Sequence[LogChange], alpha: float, base: Results | N
     control that really changed cannot drag the others). With two or more, the interval is also at
     least as wide as the controls' disagreement with each other (their scatter).
     """
-    clocks = {"base_clock_mhz": median_clock_mhz(base) if base else None,
-              "new_clock_mhz": median_clock_mhz(new) if new else None}
+    base_clock = median_clock_mhz(base) if base else None
+    new_clock = median_clock_mhz(new) if new else None
     if not changes:
-        return RunShift(**clocks)
+        return RunShift(base_clock_mhz=base_clock, new_clock_mhz=new_clock)
     ids = tuple(c.row_id for c in changes)
     values = np.array([c.value for c in changes])
     below = np.array([c.below for c in changes])
     above = np.array([c.above for c in changes])
     k = len(changes)
     if k == 1:
-        return RunShift(ids, float(values[0]), float(below[0]), float(above[0]), **clocks)
+        return RunShift(ids, float(values[0]), float(below[0]), float(above[0]), base_clock, new_clock)
     efficiency = 1.0 if k == 2 else math.sqrt(math.pi / 2)  # the median's standard error is ~1.25x the mean's
     centre = float(values.mean() if k == 2 else np.median(values))
     z = float(sps.norm.ppf(1 - alpha / 2))
@@ -117,7 +117,7 @@ def estimate_shift(changes: Sequence[LogChange], alpha: float, base: Results | N
     spread = z * efficiency * scatter / math.sqrt(k)
     low = max(efficiency * math.sqrt(float((below ** 2).sum())) / k, spread)
     high = max(efficiency * math.sqrt(float((above ** 2).sum())) / k, spread)
-    return RunShift(ids, centre, low, high, **clocks)
+    return RunShift(ids, centre, low, high, base_clock, new_clock)
 
 
 @dataclass(frozen=True)

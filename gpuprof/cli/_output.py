@@ -34,7 +34,7 @@ def write_json(data: Any, target: Path | str | None) -> None:
     if str(target) == "-":
         typer.echo(to_json(data))
         return
-    from gpuprof.results import atomic_write_text
+    from gpuprof.files import atomic_write_text
 
     atomic_write_text(Path(target), to_json(data) + "\n")
 

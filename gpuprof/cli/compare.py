@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import itertools
-from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -34,7 +31,8 @@ PresetOpt = Annotated[str | None, typer.Option(
          "preset the suite wrote into NEW (compare = { preset = ... }), else default.")]
 MarkdownOut = Annotated[Path | None, typer.Option(
     "--markdown", help="Also write a Markdown summary here (atomic), e.g. $GITHUB_STEP_SUMMARY.", dir_okay=False)]
-FormatOpt = Annotated[OutputFormat, typer.Option("--format", help="table for people, json for machines (same as --json -).")]
+FormatOpt = Annotated[OutputFormat, typer.Option(
+    "--format", help="table for people, json for machines (same as --json -).")]
 AllowGpu = Annotated[bool, typer.Option("--allow-different-gpu", help="Compare even if the GPU models differ.")]
 AllowMismatch = Annotated[bool, typer.Option(
     "--allow-mismatch", help="Compare rows timed in different modes or sizes under one id (refused otherwise).")]
@@ -53,7 +51,8 @@ GabOut = Annotated[Path | None, typer.Option(
 @app.command()
 def compare(
     files: Annotated[list[Path], typer.Argument(
-        metavar="BASE... NEW", help="Results JSON files: one or more baselines (oldest first), then the one to judge.")],
+        metavar="BASE... NEW",
+        help="Results JSON files: one or more baselines (oldest first), then the one to judge.")],
     base: BaseOpt = None,
     preset: PresetOpt = None,
     fail_on: FailOnOpt = None,
@@ -64,7 +63,8 @@ def compare(
     allow_different_gpu: AllowGpu = False,
     allow_mismatch: AllowMismatch = False,
     force: Force = False,
-    wide: Annotated[bool, typer.Option("--wide", help="Every column of the table, whatever the terminal width.")] = False,
+    wide: Annotated[bool, typer.Option(
+        "--wide", help="Every column of the table, whatever the terminal width.")] = False,
 ) -> None:
     """Compare results files row by row, relative to the run's common shift when it has control rows.
 
@@ -80,7 +80,9 @@ def compare(
       gpuprof compare a.json b.json --json -
     """
     with exit_on_error():
-        from gpuprof.analysis.compare import compare_files, file_problems, gate, parse_fail_on, policy_for
+        from gpuprof.analysis.compare import file_problems, gate
+        from gpuprof.analysis.compare_presets import parse_fail_on, policy_for
+        from gpuprof.commands.compare import CompareRequest, execute
         from gpuprof.files import check_outputs
         from gpuprof.render.compare_view import (
             compare_json,
@@ -90,7 +92,6 @@ def compare(
             render_compare_table,
         )
         from gpuprof.render.fit import print_table
-        from gpuprof.results import atomic_write_text
 
         bases, new = _split(files, base)
         chosen = policy_for(preset) if preset is not None else None  # None: NEW's suite preset
@@ -101,21 +102,19 @@ def compare(
             json_out = "-"
         target = json_target(json_out)
         check_outputs([*bases, new], {"--markdown": markdown, "--export-gab": export_gab, "--json": target}, force)
-        with err_console.status(f"comparing {', '.join(map(str, bases))} with {new}", spinner="dots"), _no_gc():
-            report = compare_files(bases, new, chosen, allow_different_gpu=allow_different_gpu,
-                                   allow_mismatch=allow_mismatch, fail_on=fail_rule)
-        if markdown is not None:
-            atomic_write_text(markdown, compare_markdown(report))
-        if export_gab is not None:
-            atomic_write_text(export_gab, gab_json(report))
+        json_file = Path(target) if target not in (None, "-") else None
+        outputs = ((markdown, compare_markdown), (export_gab, gab_json),
+                   (json_file, lambda report: itertools.chain(compare_json_parts(report), ["\n"])))
+        request = CompareRequest(
+            tuple(bases), new, chosen, fail_rule, allow_different_gpu=allow_different_gpu,
+            allow_mismatch=allow_mismatch, outputs=tuple((path, text) for path, text in outputs if path is not None))
+        with err_console.status(f"comparing {', '.join(map(str, bases))} with {new}", spinner="dots"):
+            report = execute(request)
         for warning in report.warnings:
             warn(warning)
-        if target is not None:
-            if str(target) == "-":
-                typer.echo(compare_json(report))
-            else:
-                atomic_write_text(Path(target), itertools.chain(compare_json_parts(report), ["\n"]))
-        if str(target) != "-":
+        if str(target) == "-":
+            typer.echo(compare_json(report))
+        else:
             big = len(report.verdicts) > LARGE_REPORT_ROWS
             console = human_console(target)
             print_table(console, render_compare_table(report, hide_same=big, width=None if wide else console.width),
@@ -127,20 +126,6 @@ def compare(
 
 # The error line names this many failing rows; the table, --json and --markdown list every one.
 MESSAGE_ROWS = 10
-
-
-@contextlib.contextmanager
-def _no_gc() -> Iterator[None]:
-    """The cyclic collector off while two files' millions of objects are loaded and compared: they
-    form no cycles, and each full collection walks them all again (about a second of an 18k-row
-    compare). Reference counting still frees everything."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _gate_message(failures: list[str], whole: int) -> str:

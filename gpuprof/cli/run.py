@@ -60,11 +60,11 @@ def run(
     saved: list[Path] = []
     with exit_on_error(lambda: saved[-1] if saved else None):
         from gpuprof import families, results
-        from gpuprof.analysis import ceilings
         from gpuprof.analysis.derive import derive
         from gpuprof.commands.run import RunRequest, run_family
         from gpuprof.files import check_outputs
         from gpuprof.gpu import device_info
+        from gpuprof.measure import device_ceilings
         from gpuprof.measure.timing import TimingPolicy
         from gpuprof.render.fit import print_table
         from gpuprof.render.tables import run_table
@@ -98,7 +98,7 @@ def run(
         with _progress_bar(len(chosen)) as on_step:
             outcome = run_family(request, on_step, checkpoint=save)
         spec = families.host(fam.name)
-        limits = ceilings.load(device_info())
+        limits = device_ceilings.load(device_info())
         if target == "-" and finished:
             typer.echo("".join(results.json_parts(finished[-1])))
     derived = derive(outcome.rows, spec.RATE, base, fam.vendor_reference, limits)
@@ -243,11 +243,11 @@ def suite(
 
     with exit_on_error(saved):
         from gpuprof import families, results
-        from gpuprof.analysis import ceilings
         from gpuprof.analysis.derive import derive
         from gpuprof.commands.suite import load, run_suite
         from gpuprof.files import check_outputs
         from gpuprof.gpu import device_info
+        from gpuprof.measure import device_ceilings
         from gpuprof.progress import Progress as Step
         from gpuprof.render.fit import print_table
         from gpuprof.render.tables import run_table
@@ -269,7 +269,7 @@ def suite(
             with _progress_bar(len(spec_file.cases)) as on_step:
                 outcome = run_suite(spec_file, target, lambda label, step: on_step(
                     Step(f"{label} {step.variant}", step.step, step.index, step.total)), timeout_s=_positive(timeout))
-        limits = ceilings.load(device_info())
+        limits = device_ceilings.load(device_info())
     console = human_console(target)
     groups: dict[tuple[str, str], list] = {}
     for row in outcome.rows:

@@ -8,12 +8,13 @@ from typing import Any
 from gpuprof import fingerprint
 from gpuprof.analysis import ceilings
 from gpuprof.gpu import DeviceInfo, cupy, device_info
+from gpuprof.measure import device_ceilings
 
 
 def query() -> dict[str, Any]:
     info = device_info()
     a = info.attributes
-    limits = ceilings.load(info)
+    limits = device_ceilings.load(info)
     return {
         "device": {
             "index": info.index,
@@ -178,7 +179,7 @@ def measure() -> ceilings.Measured:
                                  link_h2d_bytes_s=h2d, link_d2h_bytes_s=d2h,
                                  source=f"measured {fingerprint.now_utc()} (D2D copy 2 GiB; pinned H2D and D2H "
                                         "copies 256 MiB; torch matmul 8192^3)")
-    ceilings.save(info, measured)
+    device_ceilings.save(info, measured)
     return measured
 
 

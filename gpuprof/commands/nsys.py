@@ -14,6 +14,7 @@ from typing import Any
 
 from gpuprof.analysis.stats import duration_stats
 from gpuprof.errors import EnvironmentProblem, GpuprofError, InputError, ParseError, UsageError
+from gpuprof.files import atomic_write_text
 from gpuprof.parsers import nsys_stats as ns
 from gpuprof.parsers import nsys_sqlite, torch_trace
 from gpuprof.parsers.nsys_stats import (
@@ -24,7 +25,6 @@ from gpuprof.parsers.nsys_stats import (
     NsysToolError,
 )
 from gpuprof.progress import Progress
-from gpuprof.results import atomic_write_text
 from gpuprof.tools import _proc, torch_child
 from gpuprof.tools import nsys as tools
 from gpuprof.tools.target import LaunchTarget

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuprof import families, fingerprint
-from gpuprof.analysis import ceilings, derive
+from gpuprof.analysis import derive
 from gpuprof.errors import EnvironmentProblem, UsageError
 from gpuprof.gpu import cupy, device_info
-from gpuprof.measure import integrity, isolation, timing
+from gpuprof.measure import device_ceilings, integrity, isolation, timing
 from gpuprof.measure.check import Prepared, check_variant, recheck_after_timing, repoison
 from gpuprof.progress import Progress, ProgressFn
 from gpuprof.results import FAULT, IMPOSSIBLE, OK, SKIPPED, TIMEOUT, WRONG, CheckResult, Results, Row
@@ -66,7 +66,7 @@ def _run_variants(family: Family, chosen: list[Variant], spec: Any, size: dict[s
     outcome = Results(environment=fingerprint.environment(), rows=[], timing_policy=request.policy.to_dict(),
                       created_utc=fingerprint.now_utc())
     context_lost = ""
-    limits = ceilings.load(device_info())  # datasheet ceilings: a median below their floor is IMPOSSIBLE
+    limits = device_ceilings.load(device_info())  # datasheet ceilings: a median below their floor is IMPOSSIBLE
     for index, variant in enumerate(chosen):
         def report(step: str, variant: Variant = variant, index: int = index) -> None:
             if progress:

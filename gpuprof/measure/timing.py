@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from gpuprof.analysis import stats
-from gpuprof.analysis.compare import median_resolution
+from gpuprof.analysis.order_stats import median_resolution
 from gpuprof.errors import EnvironmentProblem, UsageError
 from gpuprof.gpu import cupy, device_info
 from gpuprof.measure import throttle

@@ -4,13 +4,14 @@ github-action-benchmark's customSmallerIsBetter JSON."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sized
 from dataclasses import asdict, fields
 
 from rich.table import Table
 from rich.text import Text
 
-from gpuprof.analysis.compare import UNDECIDED, CompareReport, FailOn, Reason, Status, Verdict, file_problems, gate
+from gpuprof.analysis.compare import UNDECIDED, CompareReport, Reason, Status, Verdict, file_problems, gate
+from gpuprof.analysis.compare_presets import FailOn
 from gpuprof.render import units
 from gpuprof.render.fit import Column, fitted_table
 from gpuprof.results import json_lines
@@ -120,16 +121,16 @@ def verdict_lines(report: CompareReport) -> list[str]:
     fail_on = report.fail_on
     relative = " (relative to the run shift)" if report.shift.estimated else ""
     lines = [f"the gate fails: {problem}" for problem in file_problems(report)]
-    lines += [f"{c[Status.SAME] + c[Status.FASTER] + c[Status.SLOWER]} rows compared{relative}: "
-              f"{c[Status.SLOWER]} SLOWER (fail), {c[Status.FASTER]} FASTER, {c[Status.SAME]} SAME",
+    lines += [(f"{c[Status.SAME] + c[Status.FASTER] + c[Status.SLOWER]} rows compared{relative}: "
+               f"{c[Status.SLOWER]} SLOWER (fail), {c[Status.FASTER]} FASTER, {c[Status.SAME]} SAME"),
               report.shift.describe()]
-    if report.history is not None and report.history.sigma is not None:
-        h = report.history
+    h = report.history
+    if h is not None and h.sigma is not None:
         lines.append(f"history: {h.runs} BASE runs; run-to-run spread {h.sigma * 100:.2f} % (pooled, {h.dof} "
                      f"degrees of freedom) widens every interval by ±{h.widening(report.policy.alpha) * 100:.1f} %")
     by_reason = {r: [v for v in report.verdicts if v.reason is r] for r in Reason}
     undecided = [v for v in report.verdicts if v.status is Status.INCONCLUSIVE and v.reason in UNDECIDED]
-    groups = [
+    groups: list[tuple[Sized, str, bool, str]] = [
         (undecided, "INCONCLUSIVE: the gate could not decide (take more samples)",
          FailOn.INCONCLUSIVE in fail_on, "--fail-on inconclusive makes them fail"),
         (by_reason[Reason.UNTIMED_IN_NEW], "timed in BASE but no samples in NEW (a host sync? a hang?)",

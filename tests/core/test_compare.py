@@ -7,22 +7,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpuprof.analysis.compare import (
-    PRESETS,
-    ComparePolicy,
-    Reason,
-    Status,
-    compare_files,
-    compare_results,
-    decide,
-    gate,
-    median_interval,
-    median_resolution,
-    parse_fail_on,
-    policy_for,
-)
 from gpuprof import results as results_io
+from gpuprof.analysis.compare import Reason, Status, compare_results, decide, gate
+from gpuprof.analysis.compare_presets import PRESETS, ComparePolicy, parse_fail_on, policy_for
+from gpuprof.analysis.order_stats import median_interval, median_resolution
 from gpuprof.analysis.stats import summarize
+from gpuprof.commands.compare import CompareRequest, execute
 from gpuprof.errors import InputError, UsageError
 from gpuprof.results import CheckResult, Results, Row, Timing
 
@@ -250,7 +240,7 @@ def test_unknown_preset_lists_the_choices():
 
 def test_recorded_back_to_back_h100_runs_have_no_slower_rows():
     """Two runs of suites/smoke.toml on the lent H100, one after the other (docs/PERFORMANCE.md)."""
-    report = compare_files(RECORDED / "smoke_a.json", RECORDED / "smoke_b.json", DEFAULT)
+    report = execute(CompareRequest((RECORDED / "smoke_a.json",), RECORDED / "smoke_b.json", DEFAULT))
     assert len(report.verdicts) == 6
     assert [v.row_id for v in report.verdicts if v.status is Status.SLOWER] == []
     assert gate(report) == []
@@ -258,7 +248,7 @@ def test_recorded_back_to_back_h100_runs_have_no_slower_rows():
 
 def test_recorded_slower_warptile_build_fails_the_gate():
     """The same H100 session: warptile rebuilt with a 128x128 block tile (-D BM=128 -D BN=128 ...)."""
-    report = compare_files(RECORDED / "smoke_a.json", RECORDED / "smoke_slow.json", DEFAULT)
+    report = execute(CompareRequest((RECORDED / "smoke_a.json",), RECORDED / "smoke_slow.json", DEFAULT))
     slower = [v for v in report.verdicts if v.status is Status.SLOWER]
     assert [v.row_id for v in slower] == ["matmul/warptile/2048x2048x2048"]
     assert slower[0].ratio > 1.02 and slower[0].reason is Reason.CLEAR_GAP
@@ -400,7 +390,8 @@ def test_history_widens_intervals_by_the_run_to_run_spread():
     """Four BASE runs whose medians wobble by ~1.5 % per row: a 3 % change is no longer SLOWER."""
     wobble = [1.0, 1.015, 0.985, 1.01]
     bases = [make_results(make_row("grid", median=1e-3 * w, noise=0.002, seed=i),
-                          make_row("one_block", median=2e-3 / w, noise=0.002, seed=20 + i)) for i, w in enumerate(wobble)]
+                          make_row("one_block", median=2e-3 / w, noise=0.002, seed=20 + i))
+             for i, w in enumerate(wobble)]
     new = make_results(make_row("grid", median=1.04e-3, noise=0.002, seed=9),
                        make_row("one_block", median=2e-3, noise=0.002, seed=29))
     alone = compare_results(bases[-1], new, DEFAULT)
@@ -448,8 +439,9 @@ def test_a_new_file_with_every_row_untimed_fails_in_one_line_not_one_per_row():
     base = make_results(make_row("grid", seed=1), make_row("vectorized", seed=2))
     new = make_results(make_row("grid", n=0), make_row("vectorized", n=0))
     failures = gate(compare_results(base, new, DEFAULT))
-    assert failures == ["no row of NEW was timed (untimed_in_new): all 2 rows timed in BASE have no samples in it "
-                        "(vecadd/grid/67108864, vecadd/vectorized/67108864); a --check-only run? a host sync? a hang?"]
+    assert failures == [("no row of NEW was timed (untimed_in_new): all 2 rows timed in BASE have no samples in it "
+                         "(vecadd/grid/67108864, vecadd/vectorized/67108864); "
+                         "a --check-only run? a host sync? a hang?")]
     # one row still timed: the untimed one fails on its own line, the file as a whole is fine
     partly = gate(compare_results(base, make_results(make_row("grid", seed=1), make_row("vectorized", n=0)), DEFAULT))
     assert len(partly) == 1 and partly[0].startswith("vecadd/vectorized/67108864 INCONCLUSIVE (untimed_in_new)")

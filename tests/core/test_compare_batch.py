@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from gpuprof.analysis import compare
+from gpuprof.analysis.compare_presets import policy_for
 from gpuprof.results import CheckResult, Results, Row, Timing
 
 
@@ -20,13 +21,13 @@ def test_batched_p_values_equal_per_row_ones():
         slow = 1.03 if i % 4 == 0 else 1.0
         base_rows.append(_row(i, [round(1e-4 * (1 + rng.gauss(0, 0.01)), 7) for _ in range(n)]))  # rounded: ties
         new_rows.append(_row(i, [round(1e-4 * slow * (1 + rng.gauss(0, 0.01)), 7) for _ in range(n + i % 2)]))
-    policy = compare.policy_for("default")
+    policy = policy_for("default")
     report = compare.compare_results(Results({}, base_rows), Results({}, new_rows), policy)
     samples = {b.id: (compare._samples(b), compare._samples(n)) for b, n in zip(base_rows, new_rows)}
     assert len(compare._rank_test_batch(samples)) > 30
     timed = 0
     for verdict, base_row, new_row in zip(report.verdicts, base_rows, new_rows):
-        alone = compare.compare_row(base_row, new_row, policy)
+        alone = compare.compare_row(base_row, new_row, compare.JudgingRule(policy))
         assert verdict.status == alone.status and verdict.reason == alone.reason
         if alone.p_value is None:  # too few samples for the preset: no test at all
             assert verdict.p_value is None

@@ -8,7 +8,8 @@ import pytest
 from rich.console import Console
 
 from gpuprof import results
-from gpuprof.analysis.compare import PRESETS, compare_results
+from gpuprof.analysis.compare import compare_results
+from gpuprof.analysis.compare_presets import PRESETS
 from gpuprof.render.compare_view import _change, render_compare_table, trend, verdict_lines
 from gpuprof.render.fit import print_table
 

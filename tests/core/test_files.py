@@ -38,7 +38,8 @@ def _readers(tmp_path: Path):
 
 
 @pytest.mark.parametrize("content", HOSTILE.values(), ids=HOSTILE.keys())
-@pytest.mark.parametrize("reader", ["results", "suite", "manifest", "kernels-dir manifest", "sanitizer log", "--add source"])
+@pytest.mark.parametrize("reader", ["results", "suite", "manifest", "kernels-dir manifest", "sanitizer log",
+                                    "--add source"])
 def test_every_reader_turns_a_hostile_file_into_one_input_error(tmp_path, reader, content):
     path = tmp_path / ("vecadd.toml" if reader == "kernels-dir manifest" else "f")
     path.write_bytes(content)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpuprof.analysis.compare import median_resolution
+from gpuprof.analysis.order_stats import median_resolution
 from gpuprof.errors import UsageError
 from gpuprof.measure import timing
 from gpuprof.measure.timing import TimingPolicy

@@ -472,7 +472,8 @@ def test_api_benchmark_of_off_stream_work_is_impossible_and_has_no_rate(monkeypa
 
     monkeypatch.setattr(api.integrity, "off_stream", lambda launch, harness: None)
     monkeypatch.setattr(api, "device_info", lambda: None)
-    monkeypatch.setattr(api.ceilings, "load", lambda info: Ceilings(bandwidth_bytes_s=3.35e12, flops={"fp32": 67e12}))
+    datasheet = Ceilings(bandwidth_bytes_s=3.35e12, flops={"fp32": 67e12})
+    monkeypatch.setattr(api.device_ceilings, "load", lambda info: datasheet)
     good = api.benchmark(lambda: None, bytes=3.2e3)  # 1 GB/s: far from any floor
     assert good.ok and good.rate == pytest.approx(3.2e3 / 3e-6)
     # The physical floor is the backstop for off-stream work the audit cannot see:

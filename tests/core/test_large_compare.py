@@ -16,10 +16,13 @@ import pytest
 
 from gpuprof import results as results_io
 from gpuprof.analysis import compare
+from gpuprof.analysis.compare_presets import PRESETS
+from gpuprof.analysis.order_stats import sorted_median
 from gpuprof.analysis.run_shift import median_clock_mhz
 from gpuprof.analysis.stats import summarize
 from gpuprof.cli.compare import MESSAGE_ROWS, _gate_message
 from gpuprof.errors import InputError
+from gpuprof.files import atomic_write_text
 from gpuprof.render.compare_view import compare_json, compare_json_parts
 from gpuprof.results import CheckResult, Results, Row, Samples, Timing
 
@@ -54,21 +57,23 @@ def test_sorted_median_is_numpys_median_bit_for_bit():
     rng = np.random.default_rng(11)
     for size in [*range(1, 70), 101, 1000, 1001]:
         values = np.sort(rng.lognormal(-9, 0.3, size) * rng.choice([1, 1e3, 1e-3]))
-        assert compare._sorted_median(values) == float(np.median(values))
+        assert sorted_median(values) == float(np.median(values))
         rounded = np.sort(np.round(values, 8))  # ties
-        assert compare._sorted_median(rounded) == float(np.median(rounded))
+        assert sorted_median(rounded) == float(np.median(rounded))
 
 
 def test_compare_results_equals_the_per_row_verdict():
     """compare_results hands compare_row the samples and log change it computed once; compare_row
-    alone recomputes both. Given the same rank-test p-value, every field is identical."""
+    given only the samples recomputes the log change. Given the same rank-test p-value, every field
+    is identical."""
     base, new = _pair_of_runs()
     statuses = set()
-    for policy in compare.PRESETS.values():
+    for policy in PRESETS.values():
         report = compare.compare_results(base, new, policy)
         assert report.shift.estimated
         for verdict, b, n in zip(report.verdicts, base.rows, new.rows):
-            alone = compare.compare_row(b, n, policy, verdict.p_value, shift=report.shift)
+            given = compare.RowSamples(compare._samples(b), compare._samples(n), p_value=verdict.p_value)
+            alone = compare.compare_row(b, n, compare.JudgingRule(policy, report.shift), given)
             assert alone == verdict
             statuses.add((verdict.status, verdict.reason))
     assert {compare.Status.SAME, compare.Status.SLOWER, compare.Status.FASTER,
@@ -97,7 +102,8 @@ def test_loaded_samples_are_compact_and_equal_to_the_measured_lists(tmp_path):
     timing = loaded.rows[0].timing
     assert isinstance(timing.samples_s, Samples) and isinstance(timing.sm_clock_mhz, Samples)
     assert timing.samples_s == base.rows[0].timing.samples_s and base.rows[0].timing.samples_s == timing.samples_s
-    assert not timing.samples_s != base.rows[0].timing.samples_s and not base.rows[0].timing.samples_s != timing.samples_s
+    base_samples = base.rows[0].timing.samples_s
+    assert not timing.samples_s != base_samples and not base_samples != timing.samples_s  # noqa: SIM202 (__ne__)
     assert timing.samples_s != [1.0] and [1.0] != timing.samples_s and Samples([1.0]) == (1.0,)
     assert loaded == base
     assert copy.deepcopy(timing.samples_s) == timing.samples_s and type(copy.deepcopy(timing.samples_s)) is Samples
@@ -152,19 +158,19 @@ def test_load_leaves_the_garbage_collector_as_it_found_it(tmp_path):
 
 def test_json_report_in_pieces_is_the_same_json_as_before():
     base, new = _pair_of_runs(rows=30)
-    report = compare.compare_results(base, new, compare.PRESETS["default"])
+    report = compare.compare_results(base, new, PRESETS["default"])
     text = compare_json(report)
     data = json.loads(text)
     assert data["verdicts"] == json.loads(json.dumps([asdict(v) for v in report.verdicts]))
     assert "".join(compare_json_parts(report)) == text
     assert text.count("\n  {\"row_id\": ") == len(report.verdicts)  # one verdict per line
     empty = compare.compare_results(Results(base.environment, []), Results(base.environment, []),
-                                    compare.PRESETS["default"])
+                                    PRESETS["default"])
     assert json.loads(compare_json(empty))["verdicts"] == []
 
 
 def test_atomic_write_accepts_pieces(tmp_path):
-    target = results_io.atomic_write_text(tmp_path / "r.json", (f"{i}\n" for i in range(3)))
+    target = atomic_write_text(tmp_path / "r.json", (f"{i}\n" for i in range(3)))
     assert target.read_text() == "0\n1\n2\n"
 
 

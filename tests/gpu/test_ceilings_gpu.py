@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from gpuprof import results
-from gpuprof.analysis import ceilings
 from gpuprof.cli import app
+from gpuprof.measure import device_ceilings
 
 pytestmark = pytest.mark.gpu
 
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.gpu
 @pytest.fixture
 def no_measured_cache(tmp_path, monkeypatch):
     """As on a machine where `devicequery --measure` never ran."""
-    monkeypatch.setattr(ceilings, "CACHE_DIR", tmp_path)
+    monkeypatch.setattr(device_ceilings, "CACHE_DIR", tmp_path)
 
 
 def test_matmul_all_variants_prints_no_percentage_above_100(no_measured_cache, tmp_path):
