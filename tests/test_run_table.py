@@ -22,7 +22,7 @@ from gpuprof.measure import device_ceilings
 from gpuprof.render.tables import run_table
 from gpuprof.results import IMPOSSIBLE, OK, CheckResult, Results, Row, Timing
 from gpuprof.variants import catalog
-from tests.test_ceilings import h100
+from tests.analysis.test_ceilings import h100
 
 H100 = ceilings.theoretical(h100())
 # `gpuprof run matmul --variants all` at 4096³ on the H100 (docs/PERFORMANCE.md), TFLOP/s.

@@ -12,7 +12,7 @@ import pytest
 
 from gpuprof.variants import catalog
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 KERNELS = REPO / "kernels"
 
 

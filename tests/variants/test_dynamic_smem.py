@@ -15,9 +15,9 @@ from gpuprof.families.interface import FamilyHost
 from gpuprof.suite_file import load_suite
 from gpuprof.variants import catalog, launch_plan, nvrtc
 from gpuprof.variants.user import load_kernels_dir
-from tests.test_catalog import macros
+from tests.variants.test_catalog import macros
 
-SUITE = Path(__file__).resolve().parents[1] / "suites" / "matmul_tune.toml"
+SUITE = Path(__file__).resolve().parents[2] / "suites" / "matmul_tune.toml"
 MATMUL = catalog.load_family("matmul")
 DYNAMIC = [v for f in catalog.load_all() for v in f.variants if v.is_cuda and v.dynamic_smem]
 

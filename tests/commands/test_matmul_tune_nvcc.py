@@ -14,7 +14,7 @@ from gpuprof.variants import catalog
 
 pytestmark = pytest.mark.nvcc
 
-SUITE = Path(__file__).resolve().parents[1] / "suites" / "matmul_tune.toml"
+SUITE = Path(__file__).resolve().parents[2] / "suites" / "matmul_tune.toml"
 MAX_REGISTERS_PER_SM = 65536
 
 

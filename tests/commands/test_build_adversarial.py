@@ -11,7 +11,7 @@ from gpuprof.commands.build import build_family
 from gpuprof.variants import catalog
 from gpuprof.variants.user import load_kernels_dir
 
-ADVERSARIAL = Path(__file__).resolve().parent / "kernels" / "adversarial"
+ADVERSARIAL = Path(__file__).resolve().parents[1] / "kernels" / "adversarial"
 EXPECTED = {
     "vecadd": {"caches_result", "writes_half", "first_call_only", "zeroes_inputs", "other_stream"},
     "reduce": {"lost_block_atomic"},
