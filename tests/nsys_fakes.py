@@ -23,7 +23,8 @@ PROFILE_OK = (
     "[1/1] [==========48%               ] vecadd-grid.nsys-rep\n"
     "[1/1] [========================100%] vecadd-grid.nsys-rep\nGenerated:\n\tREPORT\n"
 )
-# The same run without libdw.so.1 on LD_LIBRARY_PATH: stdout, then stderr (TOOLS.md 2.7).
+# The same run without libdw.so.1 on LD_LIBRARY_PATH: stdout, then stderr (docs/tools.md, "nsys: the copy
+# bundled with Nsight Compute").
 PROFILE_IMPORTER_FAILED = (
     "Collecting data...\nGenerating '/tmp/nsys-report-beed.qdstrm'\nGenerated:\n\t/tmp/r/a/vecadd-grid.qdstrm\n",
     "Importer error status: An unknown error occurred.\nUnable to retrieve the importer version: "
@@ -62,8 +63,8 @@ class FakeNsys:
         return [a for a, _, _ in self.calls if a[1] == verb]
 
 
-@pytest.fixture
-def fake(monkeypatch):
+@pytest.fixture(name="fake")
+def fake_nsys(monkeypatch):
     def install(**kw) -> FakeNsys:
         f = FakeNsys(**kw)
         monkeypatch.setattr(_proc, "run", f)
