@@ -93,7 +93,7 @@ def benchmark(fn: Callable[[], Any], *, mode: str = "cold", min_samples: int = 1
     harness = timing.shared_harness()
     launch = on_stream(fn)
     result = timing.measure(launch, harness, policy)
-    name = label or getattr(fn, "__name__", "callable")
+    name = label or str(getattr(fn, "__name__", "callable"))
     elsewhere = integrity.off_stream(launch, harness) or below_floor(result, flop, bytes, precision)
     if elsewhere:
         return BenchResult(name, result, flop, bytes, IMPOSSIBLE, (elsewhere,))

@@ -1,4 +1,5 @@
-"""The one place that opens the GPU: imports CuPy, picks the device, reads its properties."""
+"""The one place that opens the GPU: imports CuPy, picks the device, reads its properties; and counts
+the GPUs a child process may use."""
 
 from __future__ import annotations
 
@@ -27,11 +28,33 @@ def require_gpu() -> int:
     cp = cupy()
     try:
         count = cp.cuda.runtime.getDeviceCount()
-    except Exception as exc:  # CUDARuntimeError: no driver, insufficient driver, no device
+    except Exception as exc:  # noqa: BLE001  (CUDARuntimeError: no driver, insufficient driver, no device)
         raise EnvironmentProblem(why_no_gpu(exc)) from None
     if count < 1:
         raise EnvironmentProblem("no CUDA GPU found; this command needs one")
     return 0
+
+
+def visible_gpu_count() -> int:
+    """How many GPUs a CUDA program started from this process may use, counted without CuPy and
+    without initialising CUDA here (sanitize's parent only sizes its pool of children): the entries of
+    CUDA_VISIBLE_DEVICES when it is set, else NVML's device count, in nvidia-smi's numbering (the one
+    `suite --gpus` gives its GPU processes). EnvironmentProblem when there is no driver to ask."""
+    import os
+
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return len([d for d in visible.split(",") if d.strip() and not d.strip().startswith("-")])
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            return int(pynvml.nvmlDeviceGetCount())
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception as exc:  # noqa: BLE001  (NVMLError_LibraryNotFound, _DriverNotLoaded, ...)
+        raise EnvironmentProblem(why_no_gpu(exc)) from None
 
 
 CPU_ONLY_HINT = "list, build, compare and --import work without one"
@@ -76,7 +99,7 @@ def _cuda_versions() -> tuple[int, int]:
     for read in (rt.driverGetVersion, rt.runtimeGetVersion):
         try:
             versions.append(int(read()))
-        except Exception:  # a runtime that cannot even say its version
+        except Exception:  # noqa: BLE001  (a runtime that cannot even say its version)
             versions.append(0)
     return versions[0], versions[1]
 
@@ -135,7 +158,7 @@ def read_attributes(device: int) -> dict[str, Any]:
             continue
         try:
             out[name] = rt.deviceGetAttribute(attr, device)
-        except Exception:  # attribute not supported by this driver/runtime
+        except Exception:  # noqa: BLE001  (an attribute this driver or runtime does not support)
             out[name] = None
     return out
 
@@ -168,7 +191,7 @@ def device_info() -> DeviceInfo:
     )
 
 
-def _format_uuid(raw: bytes) -> str:
+def _format_uuid(raw: bytes | bytearray) -> str:
     h = bytes(raw[:16]).hex()
     return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
 

@@ -63,8 +63,8 @@ class FakeNsys:
         return [a for a, _, _ in self.calls if a[1] == verb]
 
 
-@pytest.fixture
-def fake(monkeypatch):
+@pytest.fixture(name="fake")
+def fake_nsys(monkeypatch):
     def install(**kw) -> FakeNsys:
         f = FakeNsys(**kw)
         monkeypatch.setattr(_proc, "run", f)

@@ -17,7 +17,12 @@ from typer import Abort
 try:  # Typer >= 0.29 vendors Click as typer._click; older ones use click itself
     from typer._click.exceptions import ClickException, MissingParameter, NoArgsIsHelpError, NoSuchOption
 except ImportError:  # pragma: no cover
-    from click.exceptions import ClickException, MissingParameter, NoArgsIsHelpError, NoSuchOption
+    from click.exceptions import (  # type: ignore[no-redef]
+        ClickException,
+        MissingParameter,
+        NoArgsIsHelpError,
+        NoSuchOption,
+    )
 
 from gpuprof.errors import GpuprofError, Interrupted, UsageError
 
@@ -72,8 +77,9 @@ def usage_message(exc: BaseException) -> str:
         group = ctx.command if ctx is not None and hasattr(ctx.command, "list_commands") else None
         commands = [c for c in group.list_commands(ctx) if not group.get_command(ctx, c).hidden] if group else []
         close = difflib.get_close_matches(name, commands, n=1)
-        message = f"No such command '{name}'" + (f"; did you mean {close[0]}?" if close else f"; choose from: {', '.join(commands)}")
-    elif isinstance(exc, MissingParameter) and getattr(exc, "ctx", None) is not None:
+        message = f"No such command '{name}'" + (f"; did you mean {close[0]}?" if close
+                                                 else f"; choose from: {', '.join(commands)}")
+    elif isinstance(exc, MissingParameter) and exc.ctx is not None:
         message += f" (see {exc.ctx.command_path} --help)"
     return message[:1].lower() + message[1:]
 

@@ -2,61 +2,68 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
 from gpuprof.cli._app import CommandAfterDashes, app, command_after_dashes
 from gpuprof.cli._boundary import exit_on_error, warn
-from gpuprof.cli._options import (
-    Force,
-    JsonOut,
-    Size,
-    VariantOptions,
-    Variants,
-    json_target,
-    require_family,
-    with_variant_options,
-)
+from gpuprof.cli._options import Force, JsonOut, Size, Variants, json_target, with_variant_options
 from gpuprof.cli._output import human_console, write_json
 from gpuprof.errors import Finding, UsageError
+from gpuprof.variants.selection import VariantOptions
 
 if TYPE_CHECKING:
     from gpuprof.commands.ncu import NcuRun
 
-# A whole program: the first launch of each kernel launch configuration (TOOLS.md 1.2). Every
-# profiled launch is replayed once per metric pass, so this is what a program's profile costs;
-# one launch is enough because ncu flushes the caches before each pass (--cache-control all), so
-# a first launch is not measured colder than a later one. No warm-up is skipped by default: a
-# kernel launched once would then not be profiled at all (--launch-skip 1 asks for it).
-DEFAULT_PER_KERNEL = 1
+# = commands.ncu.DEFAULT_OUT and LAUNCHES_PER_KERNEL (a test keeps them equal; the core says why 1); not
+# imported, for a fast --help
+DEFAULT_OUT = Path("gpuprof-ncu")
+LAUNCHES_PER_KERNEL = 1
 
 
 @app.command(cls=CommandAfterDashes)
 @with_variant_options
 def ncu(
     ctx: typer.Context,
-    family: Annotated[Optional[str], typer.Argument(help="Kernel family; or '--' and a command to profile.")] = None,
+    family: Annotated[str | None, typer.Argument(help="Kernel family; or '--' and a command to profile.")] = None,
     variants: Variants = None,
     size: Size = None,
-    clock_control: Annotated[str, typer.Option("--clock-control", help="'none' (default: clocks as found, so durations match `run`) or 'base' (ncu locks base clocks).")] = "none",
-    section: Annotated[Optional[list[str]], typer.Option("--section", help="ncu section to collect (repeatable); replaces the default set.")] = None,
-    set_name: Annotated[Optional[str], typer.Option("--set", help="ncu section set, e.g. full.")] = None,
-    metrics: Annotated[Optional[str], typer.Option("--metrics", help="Extra comma-separated ncu metrics.")] = None,
-    kernel: Annotated[Optional[str], typer.Option("--kernel", help="With '-- COMMAND': profile kernels whose name matches this regex.")] = None,
-    nvtx_include: Annotated[Optional[list[str]], typer.Option("--nvtx-include", help="With '-- COMMAND': ncu NVTX filter, e.g. 'matmul/naive/' (repeatable).")] = None,
-    import_path: Annotated[Optional[Path], typer.Option("--import", help="Show an existing .ncu-rep instead of profiling (no GPU needed).", dir_okay=False)] = None,
-    out: Annotated[Path, typer.Option("--out", help="Directory for the .ncu-rep reports and ncu logs.")] = Path("gpuprof-ncu"),
-    plot: Annotated[Optional[Path], typer.Option("--plot", help="Also save the roofline as PNG or SVG here.", dir_okay=False)] = None,
-    ncu_path: Annotated[Optional[str], typer.Option("--ncu", help="Path to ncu if it is not on PATH.")] = None,
-    per_launch: Annotated[bool, typer.Option("--per-launch", help="With '-- COMMAND' or --import: one row per launch instead of one per distinct kernel.")] = False,
-    launch_skip: Annotated[int, typer.Option("--launch-skip", help="With '-- COMMAND': skip this many launches first (warm-up); per kernel unless --launch-count is given.")] = 0,
-    launch_count: Annotated[Optional[int], typer.Option("--launch-count", help="With '-- COMMAND': profile at most this many matching launches in all.")] = None,
-    per_kernel: Annotated[int, typer.Option("--launches-per-kernel", help="With '-- COMMAND': profile the first N launches of each kernel launch configuration (0: every launch).")] = DEFAULT_PER_KERNEL,
-    wide: Annotated[bool, typer.Option("--wide", help="Full kernel names, every column and the full advice text.")] = False,
+    clock_control: Annotated[str, typer.Option(
+        "--clock-control",
+        help="'none' (default: clocks as found, so durations match `run`) or 'base' (ncu locks base "
+             "clocks).")] = "none",
+    section: Annotated[list[str] | None, typer.Option(
+        "--section", help="ncu section to collect (repeatable); replaces the default set.")] = None,
+    set_name: Annotated[str | None, typer.Option("--set", help="ncu section set, e.g. full.")] = None,
+    metrics: Annotated[str | None, typer.Option("--metrics", help="Extra comma-separated ncu metrics.")] = None,
+    kernel: Annotated[str | None, typer.Option(
+        "--kernel", help="With '-- COMMAND': profile kernels whose name matches this regex.")] = None,
+    nvtx_include: Annotated[list[str] | None, typer.Option(
+        "--nvtx-include", help="With '-- COMMAND': ncu NVTX filter, e.g. 'matmul/naive/' (repeatable).")] = None,
+    import_path: Annotated[Path | None, typer.Option(
+        "--import", dir_okay=False, help="Show an existing .ncu-rep instead of profiling (no GPU needed).")] = None,
+    out: Annotated[Path, typer.Option("--out", help="Directory for the .ncu-rep reports and ncu logs.")] = DEFAULT_OUT,
+    plot: Annotated[Path | None, typer.Option(
+        "--plot", dir_okay=False, help="Also save the roofline as PNG or SVG here.")] = None,
+    ncu_path: Annotated[str | None, typer.Option("--ncu", help="Path to ncu if it is not on PATH.")] = None,
+    per_launch: Annotated[bool, typer.Option(
+        "--per-launch",
+        help="With '-- COMMAND' or --import: one row per launch instead of one per distinct kernel.")] = False,
+    launch_skip: Annotated[int, typer.Option(
+        "--launch-skip",
+        help="With '-- COMMAND': skip this many launches first (warm-up); per kernel unless --launch-count is "
+             "given.")] = 0,
+    launch_count: Annotated[int | None, typer.Option(
+        "--launch-count", help="With '-- COMMAND': profile at most this many matching launches in all.")] = None,
+    per_kernel: Annotated[int, typer.Option(
+        "--launches-per-kernel",
+        help="With '-- COMMAND': profile the first N launches of each kernel launch configuration (0: every "
+             "launch).")] = LAUNCHES_PER_KERNEL,
+    wide: Annotated[bool, typer.Option(
+        "--wide", help="Full kernel names, every column and the full advice text.")] = False,
     json_out: JsonOut = None,
     force: Force = False,
     *,
@@ -77,56 +84,26 @@ def ncu(
       gpuprof ncu --import gpuprof-ncu/matmul_naive.ncu-rep --json ncu.json
     """
     with exit_on_error():
-        from gpuprof.commands.ncu import import_report, profile_command, profile_family
+        from gpuprof.commands import ncu as core
+        from gpuprof.commands.target import Target
         from gpuprof.files import check_outputs
-        from gpuprof.tools.ncu import SECTIONS, NcuOptions
-        from gpuprof.variants import catalog
-        from gpuprof.variants.sizes import parse_size
 
-        command = command_after_dashes(ctx)
         target = json_target(json_out)
         check_outputs([import_path, *(variant_options.add or [])], {"--json": target, "--plot": plot}, force)
         if plot is not None and not plot.parent.is_dir():
             raise UsageError(f"--plot {plot}: directory {plot.parent} does not exist")
-        if ctx.args:
-            raise UsageError(f"unexpected {' '.join(ctx.args)!r}; give one family, or '--' before a command to profile")
-        if import_path is not None and (family is not None or command):
-            raise UsageError("--import shows a saved report; leave out the family and the command")
-        if family is not None and command:
-            raise UsageError("give a family or '-- COMMAND', not both")
-        if family is not None:
-            require_family(family, "ncu")
-        extra_metrics = tuple(m.strip() for m in (metrics or "").split(",") if m.strip())
-        options = NcuOptions(clock_control=clock_control,
-                             sections=tuple(section) if section else (() if set_name else SECTIONS),
-                             metrics=NcuOptions().metrics + extra_metrics, set_name=set_name,
-                             nvtx_include=tuple(nvtx_include or ()), kernel_regex=kernel)
+        request = core.NcuRequest(
+            Target(families=(family,) if family is not None else (), variants=variants, size=size,
+                   options=variant_options, command=command_after_dashes(ctx), import_path=import_path,
+                   unexpected=tuple(ctx.args)),
+            out_dir=out, clock_control=clock_control, sections=tuple(section or ()), set_name=set_name,
+            extra_metrics=tuple(m.strip() for m in (metrics or "").split(",") if m.strip()),
+            nvtx_include=tuple(nvtx_include or ()), kernel_regex=kernel, launch_skip=launch_skip,
+            launch_count=launch_count, launches_per_kernel=per_kernel, ncu=ncu_path)
         console = human_console(target)
-        if import_path is not None:
-            run = import_report(import_path, ncu_path)
-        elif command:
-            run = profile_command(list(command), out, replace(options, **launch_filter(launch_skip, launch_count, per_kernel)),
-                                  ncu_path)
-        elif family is not None:
-            [(fam, chosen, extra)] = variant_options.select([catalog.load_family(family)], variants)
-            added = {v.name: variant_options.cli_args() for v in extra}
-            run = profile_family(fam.name, [v.name for v in chosen], parse_size(fam, size), out, options, ncu_path,
-                                 variant_options.defines(),
-                                 progress=lambda name: console.print(f"[dim]ncu: profiling {escape(name)}[/]"),
-                                 added=added)
-        else:
-            raise UsageError("name a family (gpuprof ncu matmul), a command (gpuprof ncu -- python x.py) or --import REPORT")
+        run = core.execute(request, lambda step: console.print(f"[dim]ncu: profiling {escape(step.variant)}[/]"))
         write_json({"schema": "gpuprof.ncu", "run": run}, target)
         _show(run, plot, target, per_launch=per_launch or run.family is not None, wide=wide)
-
-
-def launch_filter(skip: int, count: int | None, per_kernel: int) -> dict:
-    """NcuOptions' launch filter: a global --launch-count wins; else the first N of each kernel."""
-    if skip < 0 or per_kernel < 0:
-        raise UsageError("--launch-skip and --launches-per-kernel must be 0 or more")
-    if count is not None:
-        return {"launch_skip": skip, "launch_count": count, "per_kernel": False}
-    return {"launch_skip": skip, "launch_count": per_kernel or None, "per_kernel": True}
 
 
 def _show(run: NcuRun, plot: Path | None, target, per_launch: bool, wide: bool = False) -> None:

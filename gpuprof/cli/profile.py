@@ -11,10 +11,10 @@ from gpuprof.cli._app import CommandAfterDashes, app, command_after_dashes
 from gpuprof.cli._boundary import err_console, exit_on_error
 from gpuprof.cli._options import Force, JsonOut, json_target
 from gpuprof.cli._output import human_console, write_json
-from gpuprof.errors import UsageError
 from gpuprof.tools.nsys import PROFILE_TIMEOUT_S
 
-# = commands.profile's DEFAULT_OUT, COVER_PCT, MAX_KERNELS, LAUNCHES_PER_KERNEL; not imported, for a fast --help
+# = commands.profile's DEFAULT_OUT, COVER_PCT, MAX_KERNELS and commands.ncu's LAUNCHES_PER_KERNEL (a test keeps
+# them equal); not imported, for a fast --help
 DEFAULT_OUT = Path("gpuprof-profile")
 COVER_PCT = 80.0
 MAX_KERNELS = 5
@@ -24,17 +24,26 @@ LAUNCHES_PER_KERNEL = 1
 @app.command(cls=CommandAfterDashes, context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def profile(
     ctx: typer.Context,
-    out: Annotated[Path, typer.Option("--out", help="Folder for the timeline and the ncu reports; created.")] = DEFAULT_OUT,
-    cover: Annotated[float, typer.Option("--cover", help="Profile the largest kernels until they hold this % of the GPU time.")] = COVER_PCT,
+    out: Annotated[Path, typer.Option(
+        "--out", help="Folder for the timeline and the ncu reports; created.")] = DEFAULT_OUT,
+    cover: Annotated[float, typer.Option(
+        "--cover", help="Profile the largest kernels until they hold this % of the GPU time.")] = COVER_PCT,
     top: Annotated[int, typer.Option("--top", help="At most this many distinct kernels under ncu.")] = MAX_KERNELS,
-    launch_skip: Annotated[int, typer.Option("--launch-skip", help="Under ncu, skip this many launches of each kernel configuration first (warm-up).")] = 0,
-    per_kernel: Annotated[int, typer.Option("--launches-per-kernel", help="Under ncu, profile this many launches of each kernel configuration (0: all).")] = LAUNCHES_PER_KERNEL,
-    nsys_path: Annotated[str | None, typer.Option("--nsys", help="The nsys program (default: found as `gpuprof nsys` finds it; without it, the PyTorch profiler for Python programs).")] = None,
+    launch_skip: Annotated[int, typer.Option(
+        "--launch-skip", help="Under ncu, skip this many launches of each kernel configuration first (warm-up).")] = 0,
+    per_kernel: Annotated[int, typer.Option(
+        "--launches-per-kernel",
+        help="Under ncu, profile this many launches of each kernel configuration (0: all).")] = LAUNCHES_PER_KERNEL,
+    nsys_path: Annotated[str | None, typer.Option(
+        "--nsys",
+        help="The nsys program (default: found as `gpuprof nsys` finds it; without it, the PyTorch profiler for "
+             "Python programs).")] = None,
     ncu_path: Annotated[str | None, typer.Option("--ncu", help="Path to ncu if it is not on PATH.")] = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds the timeline run may take.")] = PROFILE_TIMEOUT_S,
     json_out: JsonOut = None,
     force: Force = False,
-    wide: Annotated[bool, typer.Option("--wide", help="Full kernel names, every column and the full advice text.")] = False,
+    wide: Annotated[bool, typer.Option(
+        "--wide", help="Full kernel names, every column and the full advice text.")] = False,
 ) -> None:
     """Where a program's GPU time goes, then why: the timeline picks the kernels, ncu explains them.
 
@@ -49,19 +58,17 @@ def profile(
     """
     with exit_on_error():
         from gpuprof.commands import profile as core
+        from gpuprof.commands.target import Target
         from gpuprof.files import check_outputs
         from gpuprof.render.profile_view import files_line, render_report
 
-        if ctx.args:
-            raise UsageError(f"unexpected argument(s) {' '.join(ctx.args)}; put the program after --, "
-                             "e.g. gpuprof profile -- python app.py")
         target = json_target(json_out)
         check_outputs([], {"--json": target}, force)
-        request = core.ProfileRequest(command=command_after_dashes(ctx), out_dir=out, cover_pct=cover, max_kernels=top,
-                                      launch_skip=launch_skip, launches_per_kernel=per_kernel, nsys=nsys_path,
-                                      ncu=ncu_path, timeout_s=timeout)
+        request = core.ProfileRequest(Target(command=command_after_dashes(ctx), unexpected=tuple(ctx.args)),
+                                      out_dir=out, cover_pct=cover, max_kernels=top, launch_skip=launch_skip,
+                                      launches_per_kernel=per_kernel, nsys=nsys_path, ncu=ncu_path, timeout_s=timeout)
         with err_console.status("profile: timeline, then ncu", spinner="dots"):
-            report = core.profile(request)
+            report = core.execute(request)
         write_json({"schema": "gpuprof.profile", **core.to_dict(report)}, target)
         console = human_console(target)
         if str(target) != "-":

@@ -2,48 +2,52 @@
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Self
 
 import typer
 from rich.markup import escape
 
 from gpuprof.cli._app import CommandAfterDashes, app, command_after_dashes
 from gpuprof.cli._boundary import err_console, exit_on_error
-from gpuprof.cli._options import (
-    Force,
-    JsonOut,
-    Size,
-    VariantOptions,
-    Variants,
-    json_target,
-    require_family,
-    with_variant_options,
-)
+from gpuprof.cli._options import Force, JsonOut, Size, Variants, json_target, with_variant_options
 from gpuprof.cli._output import human_console, write_json
-from gpuprof.errors import Finding, UsageError
+from gpuprof.errors import Finding
+from gpuprof.variants.selection import VariantOptions
 
 if TYPE_CHECKING:
-    from gpuprof.tools.target import LaunchTarget
+    from gpuprof.progress import Progress
 
-TOOL_NAMES = "memcheck,racecheck,initcheck,synccheck"  # = tools.sanitizer.TOOLS (a test keeps them equal)
+# = tools.sanitizer.TOOLS and commands.sanitize.DEFAULT_OUT (a test keeps them equal); not imported, for a fast --help
+TOOL_NAMES = "memcheck,racecheck,initcheck,synccheck"
+DEFAULT_OUT = Path("gpuprof-sanitize")
 
 
 @app.command(cls=CommandAfterDashes)
 @with_variant_options
 def sanitize(
     ctx: typer.Context,
-    targets: Annotated[Optional[list[str]], typer.Argument(help="Families (default: all); a program goes after '--'.")] = None,
+    targets: Annotated[list[str] | None, typer.Argument(
+        help="Families (default: all); a program goes after '--'.")] = None,
     tool: Annotated[str, typer.Option("--tool", help=f"Comma list of tools: {TOOL_NAMES}.")] = TOOL_NAMES,
     variants: Variants = None,
     size: Size = None,
-    import_path: Annotated[Optional[Path], typer.Option("--import", help="Parse an existing compute-sanitizer log (text or --xml).", dir_okay=False)] = None,
-    out: Annotated[Path, typer.Option("--out", help="Directory for the sanitizer logs.")] = Path("gpuprof-sanitize"),
-    sanitizer: Annotated[Optional[str], typer.Option("--sanitizer", help="Path to compute-sanitizer.")] = None,
-    leak_check: Annotated[bool, typer.Option("--leak-check", help="memcheck also reports device memory not freed at exit (noisy with PyTorch, which keeps its cuBLAS workspaces).")] = False,
-    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Sanitizer processes at a time (they share the GPU; use 1 on a GPU in exclusive-process mode). Default: one per CPU, at most 16 per GPU.")] = None,
-    no_skip: Annotated[bool, typer.Option("--no-skip", help="Run every tool on every variant: racecheck even where the kernels use no shared memory (ptxas), racecheck and synccheck on vendor rows.")] = False,
+    import_path: Annotated[Path | None, typer.Option(
+        "--import", dir_okay=False, help="Parse an existing compute-sanitizer log (text or --xml).")] = None,
+    out: Annotated[Path, typer.Option("--out", help="Directory for the sanitizer logs.")] = DEFAULT_OUT,
+    sanitizer: Annotated[str | None, typer.Option("--sanitizer", help="Path to compute-sanitizer.")] = None,
+    leak_check: Annotated[bool, typer.Option(
+        "--leak-check",
+        help="memcheck also reports device memory not freed at exit (noisy with PyTorch, which keeps its cuBLAS "
+             "workspaces).")] = False,
+    jobs: Annotated[int | None, typer.Option(
+        "--jobs", "-j",
+        help="Sanitizer processes at a time (they share the GPU; use 1 on a GPU in exclusive-process mode). Default: "
+             "one per CPU, at most 16 per GPU.")] = None,
+    no_skip: Annotated[bool, typer.Option(
+        "--no-skip",
+        help="Run every tool on every variant: racecheck even where the kernels use no shared memory (ptxas), "
+             "racecheck and synccheck on vendor rows.")] = False,
     json_out: JsonOut = None,
     force: Force = False,
     *,
@@ -65,59 +69,27 @@ def sanitize(
       gpuprof sanitize --import memcheck.log --json findings.json
     """
     with exit_on_error():
-        from gpuprof.commands.sanitize import (
-            SanitizeRun,
-            declared_skips,
-            default_jobs,
-            import_log,
-            racecheck_skips,
-            sanitize_command,
-            sanitize_targets,
-        )
+        from gpuprof.commands import sanitize as core
+        from gpuprof.commands.target import Target
         from gpuprof.files import check_outputs
-        from gpuprof.tools.sanitizer import TOOLS
-        from gpuprof.variants import catalog
 
         target = json_target(json_out)
         check_outputs([import_path, *(variant_options.add or [])], {"--json": target}, force)
-        tools = [t.strip() for t in tool.split(",") if t.strip()]
-        unknown = [t for t in tools if t not in TOOLS]
-        if jobs is not None and jobs < 1:
-            raise UsageError(f"--jobs {jobs}: give at least 1")
-        if unknown or not tools:
-            raise UsageError(f"unknown --tool '{','.join(unknown)}'; choose from: {', '.join(TOOLS)}")
-        command = list(command_after_dashes(ctx))
-        families = list(targets or [])
-        for name in families:  # a typo is an unknown family, not a program: programs go after '--'
-            require_family(name, "sanitize")
-        if import_path is not None and (families or command):
-            raise UsageError("--import reads a saved log; leave out the families and the command")
-        if import_path is not None and tool != TOOL_NAMES:
-            raise UsageError("--tool does nothing with --import: the log says which tool wrote it")
-        if families and command:
-            raise UsageError("give families or '-- COMMAND', not both")
+        command = command_after_dashes(ctx)
+        tools = tuple(t.strip() for t in tool.split(",") if t.strip())
+        request = core.SanitizeRequest(
+            Target(families=tuple(targets or ()), variants=variants, size=size, options=variant_options,
+                   command=command, import_path=import_path),
+            tools=tools, out_dir=out, sanitizer=sanitizer, leak_check=leak_check, jobs=jobs, no_skip=no_skip)
         console = human_console(target)
-        workers = jobs or default_jobs()
-        if import_path is not None:
-            run = SanitizeRun([import_log(import_path)])
-        elif command:
-            with _bar("sanitize") as step:
-                run = sanitize_command(command, tools, out, sanitizer, leak_check, progress=step)
-        else:
-            chosen = _chosen(families or catalog.family_names(), variants, variant_options)
-            skips, notes = (set(), []) if no_skip or "racecheck" not in tools else racecheck_skips(
-                [(fam, picked) for fam, picked in chosen], workers)
-            skip = {} if no_skip else declared_skips(chosen, tools, no_shared_memory=skips)
-            launch = _targets(chosen, size, variant_options)
-            with _bar("sanitize") as step:
-                run = sanitize_targets(launch, tools, out, sanitizer, leak_check=leak_check, jobs=workers,
-                                       progress=step, skip=skip)
-            run.notes += notes
+        with _Bar("sanitize") as bar:
+            run = core.execute(request, bar)
         write_json({"schema": "gpuprof.sanitize", "runs": run.results, "notes": run.notes}, target)
     from gpuprof.render.sanitize_view import command_table, families_table, findings_view, skipped_line
 
     if str(target) != "-":
-        console.print(command_table(run.results) if import_path is not None or command else families_table(run, tools))
+        console.print(command_table(run.results) if import_path is not None or command
+                      else families_table(run, list(tools)))
         extra = skipped_line(run)
         if extra is not None:
             console.print(extra)
@@ -131,42 +103,32 @@ def sanitize(
                       + ", ".join(f"{r.label} {r.tool}" for r in dirty[:6]) + (" …" if len(dirty) > 6 else ""))
 
 
-@contextmanager
-def _bar(what: str):
-    """One progress bar on stderr for the whole run; the core reports (done, total, last finished)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+class _Bar:
+    """One progress bar on stderr for the whole run, drawn from the core's START event (a run that stops
+    at a usage error, or reads a log, draws none) and moved by its DONE events."""
 
-    with Progress(TextColumn(what), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("[dim]{task.description}"), console=err_console, transient=True) as bar:
-        task = bar.add_task("", total=None)
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.bar: Any = None
+        self.task: Any = None
 
-        def step(done: int, total: int, last: str) -> None:
-            bar.update(task, completed=done, total=total, description=last)
+    def __call__(self, step: Progress) -> None:
+        from gpuprof.progress import DONE
 
-        yield step
+        if self.bar is None:
+            from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+            from rich.progress import Progress as RichProgress
 
+            self.bar = RichProgress(TextColumn(self.what), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                    TextColumn("[dim]{task.description}"), console=err_console, transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("", total=None)
+        if step.step == DONE:
+            self.bar.update(self.task, completed=step.finished, total=step.total, description=step.variant)
 
-def _chosen(families: list[str], variants: str | None, options: VariantOptions) -> list[tuple]:
-    """(family, variants) per family; with --add or --kernels-dir and no --variants, only the user's."""
-    from gpuprof.variants import catalog
+    def __enter__(self) -> Self:
+        return self
 
-    selection = options.select([catalog.load_family(n) for n in families], variants)
-    if (options.add or options.kernels_dir is not None) and variants is None:
-        return [(fam, [v for v in chosen if v.user]) for fam, chosen, _ in selection]
-    return [(fam, chosen) for fam, chosen, _ in selection]
-
-
-def _targets(chosen: list[tuple], size: str | None, options: VariantOptions) -> list[LaunchTarget]:
-    from gpuprof.commands.sanitize import sanitize_size
-    from gpuprof.tools.target import LaunchTarget
-    from gpuprof.variants.sizes import parse_size
-
-    add_args = options.cli_args()
-    defines = options.defines()
-    out = []
-    for fam, picked in chosen:
-        run_size = parse_size(fam, size) if size else sanitize_size(list(fam.check_sizes))
-        out += [LaunchTarget(fam.name, v.name, run_size, plain_allocations=True, defines=defines if v.is_cuda else {},
-                             add=add_args if v.user else ()) for v in picked]
-    return out
-
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()

@@ -1,21 +1,91 @@
 """`gpuprof ncu`'s core: a family's variants under Nsight Compute (one child for all of them,
-each alone on failure), the report parsed into rows per variant."""
+each alone on failure), the report parsed into rows per variant; or any program, or a saved report."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
-from gpuprof.errors import CountersNotPermitted, EnvironmentProblem, GpuprofError, InputError
+from gpuprof.commands.target import COMMAND, FAMILY, IMPORT, Target, TargetRules, validate
+from gpuprof.errors import CountersNotPermitted, EnvironmentProblem, GpuprofError, InputError, UsageError
 from gpuprof.parsers import ncu_csv
 from gpuprof.parsers.ncu_csv import NcuAdvice, NcuKernelRow
+from gpuprof.progress import ProgressFn, tell
 from gpuprof.tools import ncu as ncu_tool
 from gpuprof.tools.target import LaunchTarget
+from gpuprof.variants.sizes import parse_size
 
+DEFAULT_OUT = Path("gpuprof-ncu")
 WARMUP_LAUNCHES = 2  # outside the NVTX ranges: ncu profiles only the launch after them
 BATCH_TIMEOUT_PER_VARIANT_S = 120.0
+# A whole program: the first launch of each kernel launch configuration (docs/tools.md, "ncu: launch
+# filters"). Every profiled launch is replayed once per metric pass, so this is what a program's
+# profile costs; one launch is enough because ncu flushes the caches before each pass
+# (--cache-control all), so a first launch is not measured colder than a later one. No warm-up is
+# skipped by default: a kernel launched once would then not be profiled at all (--launch-skip 1 asks for it).
+LAUNCHES_PER_KERNEL = 1
+
+RULES = TargetRules(
+    command="ncu", forms=(FAMILY, COMMAND, IMPORT),
+    unexpected="unexpected {words!r}; give one family, or '--' before a command to profile",
+    import_and_other="--import shows a saved report; leave out the family and the command",
+    family_and_command="give a family or '-- COMMAND', not both",
+    nothing="name a family (gpuprof ncu matmul), a command (gpuprof ncu -- python x.py) or --import REPORT",
+)
+
+
+@dataclass(frozen=True)
+class NcuRequest:
+    """What `gpuprof ncu` was asked. The launch filter applies to a program (`-- COMMAND`): a
+    family's variants are each profiled at the one launch inside their NVTX range."""
+
+    target: Target
+    out_dir: Path = DEFAULT_OUT  # the .ncu-rep reports and ncu's logs
+    clock_control: str = "none"
+    sections: tuple[str, ...] = ()  # () : the default sections (none with set_name)
+    set_name: str | None = None  # --set, e.g. full
+    extra_metrics: tuple[str, ...] = ()  # beside the metrics gpuprof always collects
+    nvtx_include: tuple[str, ...] = ()
+    kernel_regex: str | None = None
+    launch_skip: int = 0
+    launch_count: int | None = None  # a global count; None: launches_per_kernel of each configuration
+    launches_per_kernel: int = LAUNCHES_PER_KERNEL  # 0: every launch
+    ncu: str | None = None  # --ncu PATH
+
+    def ncu_options(self) -> ncu_tool.NcuOptions:
+        """ncu's options (an unknown --clock-control is a UsageError here), without the launch filter."""
+        return ncu_tool.NcuOptions(
+            clock_control=self.clock_control,
+            sections=self.sections or (() if self.set_name else ncu_tool.SECTIONS),
+            metrics=ncu_tool.METRICS + self.extra_metrics, set_name=self.set_name,
+            nvtx_include=self.nvtx_include, kernel_regex=self.kernel_regex)
+
+    def launch_filter(self) -> dict[str, Any]:
+        """NcuOptions' launch filter: a global --launch-count wins; else the first N of each kernel."""
+        if self.launch_skip < 0 or self.launches_per_kernel < 0:
+            raise UsageError("--launch-skip and --launches-per-kernel must be 0 or more")
+        if self.launch_count is not None:
+            return {"launch_skip": self.launch_skip, "launch_count": self.launch_count, "per_kernel": False}
+        return {"launch_skip": self.launch_skip, "launch_count": self.launches_per_kernel or None, "per_kernel": True}
+
+
+def execute(request: NcuRequest, progress: ProgressFn | None = None) -> NcuRun:
+    """Check the request, then profile the family's variants or the program, or read the report."""
+    target = request.target
+    form = validate(target, RULES)
+    options = request.ncu_options()
+    if form == IMPORT:
+        assert target.import_path is not None
+        return import_report(target.import_path, request.ncu)
+    if form == COMMAND:
+        return profile_command(list(target.command), request.out_dir, replace(options, **request.launch_filter()),
+                               request.ncu)
+    [(fam, chosen, extra)] = target.select()
+    added = {v.name: target.options.cli_args() for v in extra}
+    return profile_family(fam.name, [v.name for v in chosen], parse_size(fam, target.size), request.out_dir,
+                          options, request.ncu, target.options.defines(), progress=progress, added=added)
 
 
 @dataclass
@@ -43,7 +113,7 @@ class NcuRun:
 
 def profile_family(family: str, variants: list[str], size: dict[str, int], out_dir: Path,
                    options: ncu_tool.NcuOptions, ncu: str | None = None, defines: dict[str, int] | None = None,
-                   progress: Callable[[str], None] | None = None, added: dict[str, tuple[str, ...]] | None = None,
+                   progress: ProgressFn | None = None, added: dict[str, tuple[str, ...]] | None = None,
                    batch: bool = True) -> NcuRun:
     """added maps a user variant's name to the --add options its child process needs.
 
@@ -61,15 +131,13 @@ def profile_family(family: str, variants: list[str], size: dict[str, int], out_d
     reader = ""
     together = [name for name in variants if not added.get(name)]  # a user's variant always alone
     if batch and len(together) > 1:
-        if progress:
-            progress(", ".join(together))
+        tell(progress, ", ".join(together), "ncu profile", 0, len(variants))
         found, reader = _profile_batch(tool, options, out_dir, family, [target_of[n] for n in together])
         done.update(found)
-    for name in variants:
+    for index, name in enumerate(variants):
         if name in done:
             continue
-        if progress:
-            progress(name)
+        tell(progress, name, "ncu profile", index, len(variants))
         result, used = _profile_one(tool, options, out_dir, target_of[name])
         done[name] = result
         reader = reader or used

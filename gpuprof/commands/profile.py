@@ -11,35 +11,46 @@ from typing import Any
 from gpuprof.analysis.kernel_summary import summarize_kernels
 from gpuprof.commands import ncu as ncu_core
 from gpuprof.commands import nsys as nsys_core
+from gpuprof.commands import nsys_results
+from gpuprof.commands.target import COMMAND, Target, TargetRules, validate
 from gpuprof.errors import CountersNotPermitted, GpuprofError, NoKernelsProfiled, UsageError
 from gpuprof.parsers.ncu_metrics import kernel_base_name
 from gpuprof.parsers.nsys_stats import NsysKernelSummary
+from gpuprof.progress import ProgressFn, tell
+from gpuprof.tools import nsys as nsys_tool
 from gpuprof.tools.ncu import NcuOptions
 
 DEFAULT_OUT = Path("gpuprof-profile")
 COVER_PCT = 80.0  # profile the largest kernels until they hold this share of the GPU time...
 MAX_KERNELS = 5  # ...but never more than this many distinct kernels
-LAUNCHES_PER_KERNEL = 1  # under ncu, per kernel launch configuration (TOOLS.md 1.2; cli/ncu.py says why 1)
 JSON_SCHEMA = 1
+
+RULES = TargetRules(
+    command="profile", forms=(COMMAND,),
+    unexpected="unexpected argument(s) {words}; put the program after --, e.g. gpuprof profile -- python app.py",
+    import_and_other="gpuprof profile takes only a program after --",
+    family_and_command="gpuprof profile takes only a program after --",
+    nothing="give the program to profile after --, e.g. gpuprof profile -- python train.py",
+)
 
 
 @dataclass(frozen=True)
 class ProfileRequest:
-    command: tuple[str, ...]
+    target: Target  # a program after --
     out_dir: Path = DEFAULT_OUT
     cover_pct: float = COVER_PCT
     max_kernels: int = MAX_KERNELS
     launch_skip: int = 0
-    launches_per_kernel: int = LAUNCHES_PER_KERNEL
+    launches_per_kernel: int = ncu_core.LAUNCHES_PER_KERNEL  # under ncu, per kernel launch configuration
     nsys: str | None = None
     ncu: str | None = None
-    timeout_s: float = nsys_core.tools.PROFILE_TIMEOUT_S
+    timeout_s: float = nsys_tool.PROFILE_TIMEOUT_S
 
 
 @dataclass(frozen=True)
 class ProfileReport:
     command: tuple[str, ...]
-    timeline: nsys_core.NsysProfile
+    timeline: nsys_results.NsysProfile
     top: tuple[NsysKernelSummary, ...]  # the kernels chosen for ncu, largest total first
     covered_pct: float  # their share of the timeline's GPU kernel time
     kernel_regex: str
@@ -47,38 +58,44 @@ class ProfileReport:
     ncu_problem: GpuprofError | None = None  # why there is no ncu part (the timeline is still shown)
 
 
-def profile(request: ProfileRequest) -> ProfileReport:
-    _validate(request)
-    timeline = nsys_core.profile(nsys_core.NsysRequest(command=request.command, out_dir=request.out_dir / "timeline",
+def execute(request: ProfileRequest, progress: ProgressFn | None = None) -> ProfileReport:
+    """The timeline of the program, then ncu on the kernels that hold most of its GPU time. Reports
+    two steps, "timeline" and "ncu", about the program."""
+    validate(request.target, RULES)
+    _check_numbers(request)
+    command = request.target.command
+    label = " ".join(command)
+    tell(progress, label, "timeline", 0, 2)
+    timeline = nsys_core.execute(nsys_core.NsysRequest(Target(command=command), out_dir=request.out_dir / "timeline",
                                                        nsys=request.nsys, timeout_s=request.timeout_s))
     (summary,) = timeline.summaries
     top = choose_top(summary.kernels, request.cover_pct, request.max_kernels)
     if not top:
-        raise NoKernelsProfiled(f"the timeline of {' '.join(request.command)} holds no CUDA kernels"
+        raise NoKernelsProfiled(f"the timeline of {label} holds no CUDA kernels"
                                 + (f" ({summary.error})" if summary.error else ""))
     covered = sum(k.time_pct for k in top)
     regex = kernel_regex([k.name for k in top])
     options = NcuOptions(kernel_regex=regex, launch_skip=request.launch_skip,
                          launch_count=request.launches_per_kernel or None, per_kernel=True)
+    tell(progress, label, "ncu", 1, 2)
     try:
-        run = ncu_core.profile_command(list(request.command), request.out_dir / "ncu", options, request.ncu)
+        run = ncu_core.profile_command(list(command), request.out_dir / "ncu", options, request.ncu)
     except CountersNotPermitted:
         raise
     except GpuprofError as exc:  # no ncu here, or it failed: the timeline alone is still an answer
-        return ProfileReport(request.command, timeline, top, covered, regex, ncu_problem=exc)
-    return ProfileReport(request.command, timeline, top, covered, regex, ncu=run)
+        return ProfileReport(command, timeline, top, covered, regex, ncu_problem=exc)
+    return ProfileReport(command, timeline, top, covered, regex, ncu=run)
 
 
-def _validate(r: ProfileRequest) -> None:
-    if not r.command:
-        raise UsageError("give the program to profile after --, e.g. gpuprof profile -- python train.py")
+def _check_numbers(r: ProfileRequest) -> None:
     if not 0 < r.cover_pct <= 100:
         raise UsageError(f"--cover must be a percentage in (0, 100], got {r.cover_pct:g}")
     if r.max_kernels < 1 or r.launch_skip < 0 or r.launches_per_kernel < 0:
         raise UsageError("--top must be 1 or more; --launch-skip and --launches-per-kernel 0 or more")
 
 
-def choose_top(kernels: tuple[NsysKernelSummary, ...] | None, cover_pct: float, limit: int) -> tuple[NsysKernelSummary, ...]:
+def choose_top(kernels: tuple[NsysKernelSummary, ...] | None, cover_pct: float,
+               limit: int) -> tuple[NsysKernelSummary, ...]:
     """The largest kernels, by total time, until they cover `cover_pct` % of it (at most `limit`)."""
     chosen: list[NsysKernelSummary] = []
     for k in sorted(kernels or (), key=lambda k: -k.total_ns):
@@ -89,7 +106,8 @@ def choose_top(kernels: tuple[NsysKernelSummary, ...] | None, cover_pct: float, 
 
 
 def kernel_regex(names: list[str]) -> str:
-    """ncu's `-k regex:` matches the bare function name (--kernel-name-base function, TOOLS.md 1.2)."""
+    """ncu's `-k regex:` matches the bare function name (--kernel-name-base function; docs/tools.md,
+    "ncu: launch filters")."""
     bases = sorted(dict.fromkeys(kernel_base_name(n) for n in names))
     return "^(" + "|".join(re.escape(b) for b in bases) + ")$"
 
@@ -105,7 +123,7 @@ def to_dict(report: ProfileReport) -> dict[str, Any]:
     return {
         "gpuprof_profile_schema": JSON_SCHEMA,
         "command": list(report.command),
-        "timeline": nsys_core.to_dict(report.timeline),
+        "timeline": nsys_results.to_dict(report.timeline),
         "top_kernels": [k.name for k in report.top],
         "covered_pct": report.covered_pct,
         "ncu_kernel_regex": report.kernel_regex,

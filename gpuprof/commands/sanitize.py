@@ -20,21 +20,32 @@ from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from pathlib import Path
 
+from gpuprof import gpu
+from gpuprof.commands.sanitize_skips import declared_skips, racecheck_skips
 from gpuprof.commands.sanitize_sources import SourceFinder, SourceLine, python_scripts
-from gpuprof.errors import EnvironmentProblem, GpuprofError, ParseError
-from gpuprof.parsers.nvcc_resources import parse_ptxas
+from gpuprof.commands.target import COMMAND, FAMILY, IMPORT, Target, TargetRules, validate
+from gpuprof.errors import EnvironmentProblem, GpuprofError, ParseError, UsageError
 from gpuprof.parsers.sanitizer_log import SanitizerFinding, SanitizerSummary, SanitizerToolError, parse_log
-from gpuprof.tools import nvcc
+from gpuprof.progress import DONE, START, ProgressFn, tell
 from gpuprof.tools import sanitizer as tool
 from gpuprof.tools.target import LaunchTarget
 from gpuprof.variants.catalog import Family, Variant, kernels_root
+from gpuprof.variants.sizes import parse_size
 
 BATCH_SIZE = 16  # variants per child at most: in practice a whole family (the largest has 11)
 # Which tool's children take longest (racecheck tracks every shared-memory access, initcheck every
 # byte's state), so they are started first; the order of the results does not depend on it.
 TOOL_COST = {"racecheck": 4, "initcheck": 3, "memcheck": 2, "synccheck": 1}
 JOBS_PER_GPU = 16
-TRIAGE_ARCH = "sm_90"  # static shared memory is declared in the source; any recent arch reports it
+DEFAULT_OUT = Path("gpuprof-sanitize")
+
+RULES = TargetRules(
+    command="sanitize", forms=(FAMILY, COMMAND, IMPORT), one_family=False,
+    unexpected="unexpected argument(s) {words}; a program goes after --, e.g. gpuprof sanitize -- python app.py",
+    import_and_other="--import reads a saved log; leave out the families and the command",
+    family_and_command="give families or '-- COMMAND', not both",
+    nothing=None,  # every family
+)
 
 
 @dataclass
@@ -91,7 +102,70 @@ class SanitizeRun:
     notes: list[str] = field(default_factory=list)
 
 
-ProgressFn = Callable[[int, int, str], None]  # (done, total, what just finished)
+@dataclass(frozen=True)
+class SanitizeRequest:
+    """What `gpuprof sanitize` was asked; no families (and no command or --import) means every family."""
+
+    target: Target
+    tools: tuple[str, ...] = tool.TOOLS
+    out_dir: Path = DEFAULT_OUT  # the sanitizer logs
+    sanitizer: str | None = None  # --sanitizer PATH
+    leak_check: bool = False
+    jobs: int | None = None  # sanitizer processes at a time; None: default_jobs()
+    no_skip: bool = False  # every tool on every variant (no triage, no vendor or graph skips)
+
+
+def execute(request: SanitizeRequest, progress: ProgressFn | None = None) -> SanitizeRun:
+    """Check the request, then sanitize the variants or the program, or read the log. Reports START
+    when the sanitizer runs begin, then DONE for each finished (variant batch, tool) or (program, tool) run."""
+    if request.jobs is not None and request.jobs < 1:
+        raise UsageError(f"--jobs {request.jobs}: give at least 1")
+    unknown = [t for t in request.tools if t not in tool.TOOLS]
+    if unknown or not request.tools:
+        raise UsageError(f"unknown --tool '{','.join(unknown)}'; choose from: {', '.join(tool.TOOLS)}")
+    target = request.target
+    form = validate(target, RULES)
+    tools = list(request.tools)
+    if form == IMPORT:
+        assert target.import_path is not None
+        if request.tools != tool.TOOLS:
+            raise UsageError("--tool does nothing with --import: the log says which tool wrote it")
+        return SanitizeRun([import_log(target.import_path)])
+    if form == COMMAND:
+        return sanitize_command(list(target.command), tools, request.out_dir, request.sanitizer, request.leak_check,
+                                progress=progress)
+    chosen = chosen_variants(target)
+    jobs = request.jobs or default_jobs()
+    no_shared_memory: set[str] = set()
+    notes: list[str] = []
+    if not request.no_skip and "racecheck" in tools:
+        no_shared_memory, notes = racecheck_skips(chosen, jobs)
+    skip = {} if request.no_skip else declared_skips(chosen, tools, no_shared_memory=no_shared_memory)
+    run = sanitize_targets(launch_targets(chosen, target), tools, request.out_dir, request.sanitizer,
+                           leak_check=request.leak_check, jobs=jobs, progress=progress, skip=skip)
+    run.notes += notes
+    return run
+
+
+def chosen_variants(target: Target) -> list[tuple[Family, list[Variant]]]:
+    """(family, variants) per family; with --add or --kernels-dir and no --variants, only the user's."""
+    selection = target.select()
+    if target.options.brings_variants and target.variants is None:
+        return [(fam, [v for v in chosen if v.user]) for fam, chosen, _ in selection]
+    return [(fam, chosen) for fam, chosen, _ in selection]
+
+
+def launch_targets(chosen: list[tuple[Family, list[Variant]]], target: Target) -> list[LaunchTarget]:
+    """Each variant's child: at --size, else its family's middle check size; plain allocations (memory
+    pools would hide out-of-bounds accesses); -D for CUDA variants, --add for the user's."""
+    add_args = target.options.cli_args()
+    defines = target.options.defines()
+    out = []
+    for fam, picked in chosen:
+        size = parse_size(fam, target.size) if target.size else sanitize_size(list(fam.check_sizes))
+        out += [LaunchTarget(fam.name, v.name, size, plain_allocations=True, defines=defines if v.is_cuda else {},
+                             add=add_args if v.user else ()) for v in picked]
+    return out
 
 
 def sanitize_size(sizes: list[dict[str, int]]) -> dict[str, int]:
@@ -116,88 +190,12 @@ def default_jobs(cpu_count: int | None = None, gpu_count: int | None = None) -> 
     jobs were no slower than 8). The per-GPU cap bounds the CUDA contexts sharing one GPU's memory
     (some hundreds of MiB each)."""
     cpus = cpu_count if cpu_count is not None else (os.cpu_count() or 1)
-    gpus = gpu_count if gpu_count is not None else visible_gpu_count()
-    return max(1, min(cpus, JOBS_PER_GPU * max(1, gpus)))
-
-
-def visible_gpu_count() -> int:
-    """GPUs this process may use, without creating a CUDA context in the parent."""
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None:
-        return len([d for d in visible.split(",") if d.strip() and not d.strip().startswith("-")])
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
+    if gpu_count is None:
         try:
-            return int(pynvml.nvmlDeviceGetCount())
-        finally:
-            pynvml.nvmlShutdown()
-    except Exception:  # no NVML (or no driver): assume one GPU; the children will say if there is none
-        return 1
-
-
-# ---------------------------------------------------------------------------------------------
-# racecheck triage
-
-
-def uses_shared_memory(variant: Variant, arch: str = TRIAGE_ARCH) -> bool | None:
-    """Whether any of the variant's kernels uses shared memory: ptxas's static 'smem', or an
-    `extern __shared__` (dynamic) array in the source. None where it cannot be told (not CUDA, or
-    it does not compile here)."""
-    if not variant.is_cuda or variant.file is None:
-        return None
-    source = variant.file.read_text(errors="replace")
-    if "extern __shared__" in " ".join(source.split()):
-        return True
-    done = nvcc.compile_report(variant.file, arch=arch, defines=variant.defines)
-    if done.returncode != 0:
-        return None
-    try:
-        usages = {u.kernel: u for u in parse_ptxas(done.stderr, str(variant.file))}
-    except ParseError:
-        return None
-    mine = [usages.get(k) for k in (variant.kernel, *variant.extra_kernels)]
-    if any(u is None for u in mine):
-        return None
-    return any(u.shared_bytes > 0 for u in mine)  # type: ignore[union-attr]
-
-
-SHARED_MEMORY_SKIP_REASON = "no shared memory (ptxas)"
-VENDOR_SKIP_TOOLS = ("racecheck", "synccheck")
-GRAPH_SKIP_REASON = ("a CUDA graph capture (options.captures_cuda_graph): capturing allocates through PyTorch's "
-                     "caching allocator, which sanitizer runs turn off")
-VENDOR_SKIP_REASON = "vendor library kernels (not the course's code; memcheck and initcheck check the calls into them)"
-
-
-def declared_skips(families: list[tuple[Family, list[Variant]]], tools: list[str],
-                   no_shared_memory: set[str] = frozenset()) -> dict[tuple[str, str], str]:
-    """(label, tool) pairs not run, with the reason: racecheck of the labels in no_shared_memory
-    (racecheck_skips: ptxas says their kernels use none, so no race can be found); racecheck and synccheck of a vendor row (cuBLAS,
-    cuDNN, CUB, PyTorch) look only at the library's own shared-memory protocol, which the course
-    cannot change (memcheck and initcheck still catch a wrong size or pointer gpuprof passes); and a
-    row declaring options.captures_cuda_graph cannot run with PyTorch's caching allocator off."""
-    skips = {(label, "racecheck"): SHARED_MEMORY_SKIP_REASON for label in no_shared_memory if "racecheck" in tools}
-    skips |= {(f"{fam.name}/{v.name}", tool): VENDOR_SKIP_REASON
-             for fam, chosen in families for v in chosen if v.vendor for tool in tools if tool in VENDOR_SKIP_TOOLS}
-    # With PYTORCH_NO_CUDA_MEMORY_CACHING=1 a capture's cudaMalloc fails (cudaErrorStreamCaptureUnsupported,
-    # seen on the H100 for mnist/cuda_graph): such a row cannot run under any tool.
-    skips.update({(f"{fam.name}/{v.name}", tool): GRAPH_SKIP_REASON
-                  for fam, chosen in families for v in chosen if v.options.get("captures_cuda_graph") for tool in tools})
-    return skips
-
-
-def racecheck_skips(families: list[tuple[Family, list[Variant]]], jobs: int) -> tuple[set[str], list[str]]:
-    """Labels ('family/variant') racecheck can skip, and notes on what could not be triaged."""
-    cuda = [(fam, v) for fam, chosen in families for v in chosen if v.is_cuda]
-    if not cuda:
-        return set(), []
-    try:
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            verdicts = list(pool.map(lambda pair: uses_shared_memory(pair[1]), cuda))
-    except EnvironmentProblem as exc:  # no nvcc here
-        return set(), [f"racecheck runs on every variant: cannot tell which use shared memory ({exc.message})"]
-    return {f"{fam.name}/{v.name}" for (fam, v), uses in zip(cuda, verdicts) if uses is False}, []
+            gpu_count = gpu.visible_gpu_count()
+        except EnvironmentProblem:  # no driver to ask: assume one GPU; the children will say if there is none
+            gpu_count = 1
+    return max(1, min(cpus, JOBS_PER_GPU * max(1, gpu_count)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -252,10 +250,11 @@ def sanitize_targets(targets: list[LaunchTarget], tools: list[str], out_dir: Pat
                      skip: dict[tuple[str, str], str] | None = None, batch_size: int = BATCH_SIZE) -> SanitizeRun:
     """Every target under every tool, `jobs` sanitizer processes at a time (they share the GPU;
     each is slow on the host side). Results come back in target, tool order."""
-    exe = tool.find_sanitizer(sanitizer)
-    out_dir.mkdir(parents=True, exist_ok=True)
     planned, skipped = plan_jobs(targets, tools, skip, batch_size)
     planned = longest_first(planned)
+    tell(progress, "", START, 0, len(planned))
+    exe = tool.find_sanitizer(sanitizer)
+    out_dir.mkdir(parents=True, exist_ok=True)
     total = [len(planned)]
     done = [0]
 
@@ -268,8 +267,7 @@ def sanitize_targets(targets: list[LaunchTarget], tools: list[str], out_dir: Pat
         result = run_one(exe, job.tool, argv, job.label, log, leak_check)
         result.seconds = round(time.monotonic() - started, 2)  # where a run's wall time goes, in its JSON
         done[0] += 1
-        if progress:
-            progress(done[0], total[0], f"{job.label} {job.tool}")
+        tell(progress, f"{job.label} {job.tool}", DONE, done[0] - 1, total[0])
         return [result]
 
     def split(job: _Job, result: SanitizeResult) -> list[_Job]:
@@ -318,9 +316,10 @@ def sanitize_command(command: list[str], tools: list[str], out_dir: Path, saniti
                      leak_check: bool = False, progress: ProgressFn | None = None) -> SanitizeRun:
     """The user's program under each tool, with pools off and CuPy's compiled sources kept, so
     findings in its NVRTC kernels map back to their source lines."""
+    label = " ".join(command)
+    tell(progress, label, START, 0, len(tools))
     exe = tool.find_sanitizer(sanitizer)
     out_dir.mkdir(parents=True, exist_ok=True)
-    label = " ".join(command)
     results = []
     for index, name in enumerate(tools, 1):
         cache = fresh_dir(out_dir / f"cupy-cache-{name}")
@@ -329,8 +328,7 @@ def sanitize_command(command: list[str], tools: list[str], out_dir: Path, saniti
         finder = SourceFinder([cache, Path.cwd()], python_scripts(command))
         _locate([result], lambda r: [], finder)
         results.append(result)
-        if progress:
-            progress(index, len(tools), f"{name}")
+        tell(progress, name, DONE, index - 1, len(tools))
     return SanitizeRun(results)
 
 

@@ -77,12 +77,13 @@ def parse_gpus(text: str, count: int) -> list[int]:
 
 
 def visible_gpu_count() -> int:
-    from gpuprof.gpu import cupy, why_no_gpu
+    """gpu.visible_gpu_count, its error said of --gpus."""
+    from gpuprof import gpu
 
     try:
-        return int(cupy().cuda.runtime.getDeviceCount())
-    except Exception as exc:  # CUDARuntimeError: no driver, a too-old driver, no device
-        raise EnvironmentProblem(f"--gpus: {why_no_gpu(exc)}") from None
+        return gpu.visible_gpu_count()
+    except EnvironmentProblem as exc:
+        raise EnvironmentProblem(f"--gpus: {exc.message}") from None
 
 
 def run_unit(suite: Suite, unit: Unit, worker: isolation.Worker, progress: ProgressFn) -> results.Results:
@@ -112,7 +113,7 @@ def warm_worker(worker: isolation.Worker) -> None:
     starting.start()
     try:
         fingerprint.environment()  # device_info, the torch import and nvcc's version stay cached for the units
-    except Exception:  # noqa: BLE001  (no GPU: the first unit says so)
+    except Exception:  # noqa: BLE001, S110  (no GPU: the first unit says so)
         pass
     starting.join()
 
@@ -122,7 +123,7 @@ def _start_harness(emit: Callable[[Any], None] | None = None) -> None:
 
     try:
         timing.shared_harness()
-    except Exception:  # noqa: BLE001  (no GPU, no driver: the first unit says so in its row or error)
+    except Exception:  # noqa: BLE001, S110  (no GPU, no driver: the first unit says so in its row or error)
         pass
 
 

@@ -8,7 +8,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from gpuprof.commands.nsys import NsysProfile, NsysSummary
+from gpuprof.commands.nsys_results import NsysProfile, NsysSummary
 from gpuprof.parsers.nsys_stats import NsysApiSummary, NsysKernelSummary, NsysMemTimeSummary, NsysNvtxSummary
 from gpuprof.render.fit import Column, fitted_table
 from gpuprof.render.kernel_names import short_names

@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from gpuprof.cli import app
 from gpuprof.cli._boundary import exit_on_error
-from gpuprof.cli._options import VariantOptions
 from gpuprof.errors import Interrupted, UsageError
 from gpuprof.variants import catalog
+from gpuprof.variants.selection import VariantOptions
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "tests" / "fixtures" / "results" / "smoke_a.json"

@@ -26,7 +26,8 @@ sys.stderr.write(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in 
                                   ["compare", "--help"], ["--version"]])
 def test_start_imports_no_heavy_library(argv):
     done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(argv), json.dumps(HEAVY)],
-                          capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
+                          capture_output=True, text=True, check=False, timeout=120,
+                          cwd=Path(__file__).resolve().parents[2])
     loaded = json.loads(done.stderr.strip().splitlines()[-1])
     assert loaded == [], f"gpuprof {' '.join(argv)} imported {loaded}"
     assert done.stdout.strip()
@@ -37,7 +38,8 @@ def test_list_and_help_skip_pydantic_and_the_progress_bar(argv):
     """Typer coerces options through pydantic; gpuprof's str/bool options skip it (cli/_app.py), and
     the progress bar is imported by the commands that draw it."""
     done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(argv), json.dumps(["pydantic", "rich"])],
-                          capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
+                          capture_output=True, text=True, check=False, timeout=120,
+                          cwd=Path(__file__).resolve().parents[2])
     loaded = json.loads(done.stderr.strip().splitlines()[-1])
     assert [m for m in loaded if m.startswith(("pydantic", "rich.progress"))] == [], loaded
     assert done.stdout.strip()
@@ -56,16 +58,24 @@ def test_options_that_skip_pydantic_still_refuse_bad_values_and_keep_their_types
 
 
 def test_cli_defaults_kept_without_import_match_the_cores():
+    from gpuprof.cli import ncu as ncu_cli
     from gpuprof.cli import nsys as nsys_cli
+    from gpuprof.cli import profile as profile_cli
     from gpuprof.cli import run as run_cli
     from gpuprof.cli import sanitize as sanitize_cli
+    from gpuprof.commands import ncu as ncu_core
     from gpuprof.commands import nsys as nsys_core
+    from gpuprof.commands import profile as profile_core
     from gpuprof.commands import run as run_core
+    from gpuprof.commands import sanitize as sanitize_core
     from gpuprof.tools.sanitizer import TOOLS
 
     assert run_cli.DEFAULT_VARIANT_TIMEOUT_S == run_core.DEFAULT_VARIANT_TIMEOUT_S
     assert (nsys_cli.DEFAULT_OUT, nsys_cli.COUNT) == (nsys_core.DEFAULT_OUT, nsys_core.COUNT)
-    assert sanitize_cli.TOOL_NAMES == ",".join(TOOLS)
+    assert (ncu_cli.DEFAULT_OUT, ncu_cli.LAUNCHES_PER_KERNEL) == (ncu_core.DEFAULT_OUT, ncu_core.LAUNCHES_PER_KERNEL)
+    assert (profile_cli.DEFAULT_OUT, profile_cli.COVER_PCT, profile_cli.MAX_KERNELS, profile_cli.LAUNCHES_PER_KERNEL) \
+        == (profile_core.DEFAULT_OUT, profile_core.COVER_PCT, profile_core.MAX_KERNELS, ncu_core.LAUNCHES_PER_KERNEL)
+    assert (sanitize_cli.TOOL_NAMES, sanitize_cli.DEFAULT_OUT) == (",".join(TOOLS), sanitize_core.DEFAULT_OUT)
 
 
 OLD_TYPER = """
@@ -91,8 +101,8 @@ runpy.run_module("gpuprof", run_name="__main__")
 def test_a_typer_without_its_coercion_module_still_runs_gpuprof(argv, code, stream, text):
     """The GPU machine's Typer (beside its PyTorch) has no typer._coercion: the pydantic shortcut
     must step aside there, not stop every command with an ImportError."""
-    done = subprocess.run([sys.executable, "-c", OLD_TYPER, *argv], capture_output=True, text=True, timeout=120,
-                          cwd=Path(__file__).resolve().parents[2])
+    done = subprocess.run([sys.executable, "-c", OLD_TYPER, *argv], capture_output=True, text=True, check=False,
+                          timeout=120, cwd=Path(__file__).resolve().parents[2])
     assert done.returncode == code, done.stderr
     assert "Traceback" not in done.stderr
     assert text in getattr(done, stream)

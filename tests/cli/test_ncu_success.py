@@ -101,7 +101,7 @@ def test_command_summary_one_row_per_kernel_with_launch_filter(fake_ncu, tmp_pat
                                       "python", "mlp.py"])
     assert result.exit_code == 0, result.output
     (argv,) = fake.calls
-    # The first launch of each kernel configuration, after 2 warm-ups of each (TOOLS.md 1.2).
+    # The first launch of each kernel configuration, after 2 warm-ups of each (docs/tools.md, "ncu: launch filters").
     assert argv[argv.index("--launch-skip") + 1] == "2" and argv[argv.index("--launch-count") + 1] == "1"
     assert argv[argv.index("--filter-mode") + 1] == "per-launch-config"
     assert argv[-2:] == ["python", "mlp.py"]
@@ -137,7 +137,8 @@ def test_csv_fallback_merges_advice_and_shows_per_launch_rows(fake_ncu, tmp_path
 def test_corrupt_report_is_one_line_exit_2(monkeypatch, tmp_path):
     bad = tmp_path / "bad.ncu-rep"
     bad.write_bytes(recorded("grid")[0].read_bytes()[:100])
-    monkeypatch.setattr(_proc, "run", lambda argv, **kw: _proc.Completed(argv, -6, "", "[libprotobuf FATAL] CHECK failed"))
+    monkeypatch.setattr(_proc, "run",
+                        lambda argv, **kw: _proc.Completed(argv, -6, "", "[libprotobuf FATAL] CHECK failed"))
     result = CliRunner().invoke(app, ["ncu", "--import", str(bad)])
     assert result.exit_code == 2, result.output
     (line,) = [ln for ln in result.output.splitlines() if ln.startswith("error:")]
@@ -152,7 +153,8 @@ def test_recorded_fixtures_carry_the_tool_version():
         tool, _, version = p.name.split("__")[0].partition("-")
         assert tool in ("ncu", "nsys", "sanitizer", "torch") and version[:1].isdigit(), p.name
         prefix, _, rest = p.name.partition("__")
-        sidecars = [s.name.partition("__")[2].removesuffix(".source.txt") for s in TOOLS.glob(f"{prefix}__*.source.txt")]
+        sidecars = [s.name.partition("__")[2].removesuffix(".source.txt")
+                    for s in TOOLS.glob(f"{prefix}__*.source.txt")]
         assert any(rest.startswith(stem) for stem in sidecars), f"{p.name} has no .source.txt"
 
 

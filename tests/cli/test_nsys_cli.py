@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 import gpuprof.cli.nsys  # noqa: F401  (registers the command on app)
 from gpuprof.cli._app import app
-from gpuprof.commands import nsys as nsys_profile
+from gpuprof.commands import nsys_torch_fallback
 from gpuprof.errors import EnvironmentProblem
 from gpuprof.parsers import nsys_stats as ns
 from gpuprof.render import nsys_view
@@ -23,7 +23,7 @@ from tests.nsys_fakes import (
     PROFILE_IMPORTER_FAILED,
     SQLITE,
     FakeNsys,
-    fake,  # noqa: F401  (the fixture)
+    fake_nsys,  # noqa: F401  (the `fake` fixture)
 )
 
 runner = CliRunner()
@@ -81,7 +81,8 @@ def test_family_kernel_summary_parsed_and_shown(fake, nsys_bin, tmp_path):
     assert profile[:7] == [nsys_bin, "profile", "--trace=cuda,nvtx", "--sample=none", "--cpuctxsw=none",
                            f"--output={out_dir / 'vecadd-grid'}", "--force-overwrite=true"]
     assert profile[7:] == child
-    assert stats[:3] == [nsys_bin, "stats", "--force-export=true"] and stats[-1] == str(out_dir / "vecadd-grid.nsys-rep")
+    assert stats[:3] == [nsys_bin, "stats", "--force-export=true"]
+    assert stats[-1] == str(out_dir / "vecadd-grid.nsys-rep")
     out = result.stdout
     assert "vecadd/grid" in out and "n=1048576" in out
     for title in ("CUDA kernels (GPU time)", "Memory copies and sets", "CUDA API calls", "NVTX ranges"):
@@ -122,8 +123,8 @@ def test_missing_nsys_falls_back_to_the_pytorch_profiler_saying_so_once(no_nsys,
         trace.write_text(json.dumps({"traceEvents": events}))
         return trace
 
-    monkeypatch.setattr(nsys_profile, "_torch_version", lambda missing: "2.9.0+cu130")
-    monkeypatch.setattr(nsys_profile, "record_torch_trace", record)
+    monkeypatch.setattr(nsys_torch_fallback, "_torch_version", lambda missing: "2.9.0+cu130")
+    monkeypatch.setattr(nsys_torch_fallback, "record_torch_trace", record)
     result = invoke("vecadd", "--variants", "grid,vectorized", "--out", str(tmp_path / "o"))
     assert result.exit_code == 0, result.output
     assert result.output.count("nsys was not found") == 1
@@ -278,7 +279,7 @@ def test_pytorch_fallback_launches_the_users_variant_with_the_defines(no_nsys, t
     from gpuprof.commands import launch
 
     launched = []
-    monkeypatch.setattr(nsys_profile, "_torch_version", lambda missing: "2.9.0+cu130")
+    monkeypatch.setattr(nsys_torch_fallback, "_torch_version", lambda missing: "2.9.0+cu130")
     monkeypatch.setattr(launch, "launch_variant", lambda *a, **k: launched.append((a, k)))
 
     def record(run, trace, ranges):
@@ -286,7 +287,7 @@ def test_pytorch_fallback_launches_the_users_variant_with_the_defines(no_nsys, t
         trace.write_text(json.dumps({"traceEvents": []}))
         return trace
 
-    monkeypatch.setattr(nsys_profile, "record_torch_trace", record)
+    monkeypatch.setattr(nsys_torch_fallback, "record_torch_trace", record)
     result = invoke("matmul", "-v", "blocktile_2d", "-D", "BM=64", "--out", str(tmp_path / "o"))
     assert result.exit_code == 0, result.output
     ((args, kwargs),) = launched

@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gpuprof.cli import app
+from gpuprof.commands import ncu as ncu_core
 from gpuprof.commands import nsys as nsys_core
 from gpuprof.commands import profile as core
 from gpuprof.errors import EnvironmentProblem
@@ -102,7 +103,8 @@ def test_profile_timeline_then_ncu_on_the_top_kernels(machine, tmp_path):
     assert sum(shares[: len(top) - 1]) < core.COVER_PCT <= sum(shares[: len(top)]) or len(top) == core.MAX_KERNELS
     regex = argv[argv.index("--kernel-name") + 1]
     assert regex.startswith("regex:^(") and "init_curand" in regex
-    assert argv[argv.index("--launch-count") + 1] == str(core.LAUNCHES_PER_KERNEL) == "1" and "per-launch-config" in argv
+    assert argv[argv.index("--launch-count") + 1] == str(ncu_core.LAUNCHES_PER_KERNEL) == "1"
+    assert "per-launch-config" in argv
     assert argv[-4:] == ["python3", "vecadd.py", "--n", "4096"]
     out = " ".join(result.output.split())
     assert "1. Where the GPU time goes" in out and "2. Why" in out

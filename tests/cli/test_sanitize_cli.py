@@ -72,10 +72,20 @@ def test_sanitize_a_cupy_program_shows_the_kernels_real_line(sanitizer, tmp_path
 def test_each_tool_gets_its_own_fresh_cache(sanitizer, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "p.py").write_text("pass\n")
-    result = CliRunner().invoke(app, ["sanitize", "--tool", "memcheck,initcheck", "--out", "out", "--", "python", "p.py"])
+    result = CliRunner().invoke(app, ["sanitize", "--tool", "memcheck,initcheck", "--out", "out",
+                                      "--", "python", "p.py"])
     assert result.exit_code == 1, result.output
     caches = [e["CUPY_CACHE_DIR"] for e in sanitizer.envs]
     assert len(set(caches)) == 2
     # run again: the old cache is emptied first (the fake asserts it)
     result = CliRunner().invoke(app, ["sanitize", "--tool", "memcheck", "--out", "out", "--", "python", "p.py"])
     assert result.exit_code == 1, result.output
+
+
+@pytest.mark.parametrize("argv", [["vecadd", "--", "python", "p.py"], ["vecadd", "--jobs", "0"],
+                                  ["--import", "missing.log", "vecadd"]])
+def test_a_usage_error_draws_no_progress_bar_before_its_one_line(sanitizer, tmp_path, monkeypatch, argv):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["sanitize", *argv])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1 and sanitizer.argvs == []

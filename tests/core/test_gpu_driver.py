@@ -84,9 +84,32 @@ def test_driver_found_by_its_kernel_module_or_its_library(monkeypatch):
     assert gpu.nvidia_driver_found() and loaded == ["libcuda.so.1"]
 
 
-def test_suite_gpus_count_is_one_line_not_cupys_exception(cupy_says):
+def test_suite_gpus_count_is_one_line_not_nvmls_exception(monkeypatch):
+    import sys
+
     from gpuprof.commands.suite_gpus import visible_gpu_count
 
-    cupy_says(fake_cupy(driver=0, error=InsufficientDriver()), driver_found=False)
+    class LibraryNotFound(Exception):
+        pass
+
+    def no_library() -> None:
+        raise LibraryNotFound("NVML Shared Library Not Found")
+
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setitem(sys.modules, "pynvml", types.SimpleNamespace(nvmlInit=no_library))
+    monkeypatch.setattr(gpu, "nvidia_driver_found", lambda: False)
     with pytest.raises(EnvironmentProblem, match=r"^--gpus: no NVIDIA driver found on this machine"):
         visible_gpu_count()
+
+
+def test_visible_gpu_count_asks_nvml_without_cuda_visible_devices(monkeypatch):
+    import sys
+
+    calls = []
+    nvml = types.SimpleNamespace(nvmlInit=lambda: calls.append("init"), nvmlDeviceGetCount=lambda: 8,
+                                 nvmlShutdown=lambda: calls.append("shutdown"))
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setitem(sys.modules, "pynvml", nvml)
+    assert gpu.visible_gpu_count() == 8 and calls == ["init", "shutdown"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "5,7")  # what CUDA programs started from here see
+    assert gpu.visible_gpu_count() == 2

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from gpuprof.commands import nsys as nsys_profile
+from gpuprof.commands import nsys_results, nsys_summaries, nsys_torch_fallback
 from gpuprof.commands.nsys import NsysRequest
+from gpuprof.commands.target import Target
 from gpuprof.errors import EnvironmentProblem, InputError, ParseError, UsageError
 from gpuprof.parsers import nsys_sqlite
 from gpuprof.parsers import nsys_stats as ns
@@ -23,53 +25,59 @@ from tests.nsys_fakes import (
     EIGHT_REPORTS,
     PROFILE_IMPORTER_FAILED,
     SQLITE,
-    fake,  # noqa: F401  (the fixture)
+    fake_nsys,  # noqa: F401  (the `fake` fixture)
 )
 
-VECADD_GRID_STATS = """\
-Generating SQLite file /tmp/r/b/vecadd-grid.sqlite from /tmp/r/b/vecadd-grid.nsys-rep
-Processing [/tmp/r/b/vecadd-grid.sqlite] with [/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/reports/cuda_gpu_kern_sum.py]... 
-Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name
-83.2,552203,1,552203.0,552203.0,552203,552203,0.0,"void init_curand<curand_pseudo_state<curandStateXORWOW>>(long, unsigned long, long)"
-5.8,38688,2,19344.0,19344.0,18336,20352,1425.5,"void execute_dist<random_uniform_float_functor, curand_pseudo_state<curandStateXORWOW>, float, >(long, long, long, long, T4...)"
-2.0,13024,2,6512.0,6512.0,6432,6592,113.1,cupy_multiply__float64_float32_float64
-1.9,12608,2,6304.0,6304.0,6272,6336,45.3,cupy_subtract__float64_float64_float64
-1.9,12577,2,6288.5,6288.5,6273,6304,21.9,cupy_add__float64_float64_float64
-1.9,12480,3,4160.0,3808.0,3744,4928,665.9,vecadd_grid
-1.9,12416,2,6208.0,6208.0,6144,6272,90.5,cupy_copy__float64_float32
-0.9,6016,1,6016.0,6016.0,6016,6016,0.0,cupy_copy__float_float32
-0.6,3904,4,976.0,976.0,960,992,18.5,cupy_fill
-
-Processing [/tmp/r/b/vecadd-grid.sqlite] with [/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/reports/cuda_gpu_mem_time_sum.py]... 
-Time (%),Total Time (ns),Count,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Operation
-100.0,4384,1,4384.0,4384.0,4384,4384,0.0,[CUDA memset]
-
-Processing [/tmp/r/b/vecadd-grid.sqlite] with [/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/reports/cuda_api_sum.py]... 
-Time (%),Total Time (ns),Num Calls,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name
-94.1,133705814,7,19100830.6,126000.0,12759,133000090,50224881.5,cudaMalloc
-3.4,4838195,1,4838195.0,4838195.0,4838195,4838195,0.0,cuLibraryLoadData
-1.3,1838161,3,612720.3,39670.0,12265,1786226,1016378.1,cudaLaunchKernel
-0.6,880104,7,125729.1,110696.0,91789,211219,42072.0,cuModuleLoadData
-0.2,233322,3,77774.0,69032.0,61130,103160,22337.1,cuModuleUnload
-0.2,226429,16,14151.8,9119.5,5744,39937,10615.1,cuLaunchKernel
-0.1,164609,1,164609.0,164609.0,164609,164609,0.0,cudaStreamCreateWithPriority
-0.1,118185,457,258.6,204.0,119,6223,302.1,cuGetProcAddress_v2
-0.0,65171,1,65171.0,65171.0,65171,65171,0.0,cudaMemGetInfo
-0.0,48019,1,48019.0,48019.0,48019,48019,0.0,cudaMemsetAsync
-0.0,19355,1,19355.0,19355.0,19355,19355,0.0,cudaStreamDestroy
-0.0,10202,1,10202.0,10202.0,10202,10202,0.0,cudaStreamSynchronize
-0.0,7211,2,3605.5,3605.5,2825,4386,1103.8,cuInit
-0.0,2517,2,1258.5,1258.5,553,1964,997.7,cuLibraryGetKernel
-0.0,2395,3,798.3,810.0,645,940,147.8,cuKernelGetName
-0.0,1635,2,817.5,817.5,145,1490,951.1,cuModuleGetLoadingMode
-0.0,453,1,453.0,453.0,453,453,0.0,cudaGetDeviceProperties_v12000
-
-Processing [/tmp/r/b/vecadd-grid.sqlite] with [/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/reports/nvtx_sum.py]... 
-Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Style,Range
-51.4,116531,3,38843.7,18017.0,14296,84218,39339.3,PushPop,:vecadd
-48.6,110191,3,36730.3,16840.0,12874,80477,37937.6,PushPop,:grid
-
-"""
+VECADD_GRID_STATS = (
+    "Generating SQLite file /tmp/r/b/vecadd-grid.sqlite from /tmp/r/b/vecadd-grid.nsys-rep\n"
+    "Processing [/tmp/r/b/vecadd-grid.sqlite] with [/opt/nvidia/nsight-compute/2025.3.1/host/"
+    "target-linux-x64/reports/cuda_gpu_kern_sum.py]... \n"
+    "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n"
+    "83.2,552203,1,552203.0,552203.0,552203,552203,0.0,\"void init_curand<curand_pseudo_state<curandStateX"
+    "ORWOW>>(long, unsigned long, long)\"\n"
+    "5.8,38688,2,19344.0,19344.0,18336,20352,1425.5,\"void execute_dist<random_uniform_float_functor,"
+    " curand_pseudo_state<curandStateXORWOW>, float, >(long, long, long, long, T4...)\"\n"
+    "2.0,13024,2,6512.0,6512.0,6432,6592,113.1,cupy_multiply__float64_float32_float64\n"
+    "1.9,12608,2,6304.0,6304.0,6272,6336,45.3,cupy_subtract__float64_float64_float64\n"
+    "1.9,12577,2,6288.5,6288.5,6273,6304,21.9,cupy_add__float64_float64_float64\n"
+    "1.9,12480,3,4160.0,3808.0,3744,4928,665.9,vecadd_grid\n"
+    "1.9,12416,2,6208.0,6208.0,6144,6272,90.5,cupy_copy__float64_float32\n"
+    "0.9,6016,1,6016.0,6016.0,6016,6016,0.0,cupy_copy__float_float32\n"
+    "0.6,3904,4,976.0,976.0,960,992,18.5,cupy_fill\n"
+    "\n"
+    "Processing [/tmp/r/b/vecadd-grid.sqlite] with [/opt/nvidia/nsight-compute/2025.3.1/host/"
+    "target-linux-x64/reports/cuda_gpu_mem_time_sum.py]... \n"
+    "Time (%),Total Time (ns),Count,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Operation\n"
+    "100.0,4384,1,4384.0,4384.0,4384,4384,0.0,[CUDA memset]\n"
+    "\n"
+    "Processing [/tmp/r/b/vecadd-grid.sqlite] with [/opt/nvidia/nsight-compute/2025.3.1/host/"
+    "target-linux-x64/reports/cuda_api_sum.py]... \n"
+    "Time (%),Total Time (ns),Num Calls,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n"
+    "94.1,133705814,7,19100830.6,126000.0,12759,133000090,50224881.5,cudaMalloc\n"
+    "3.4,4838195,1,4838195.0,4838195.0,4838195,4838195,0.0,cuLibraryLoadData\n"
+    "1.3,1838161,3,612720.3,39670.0,12265,1786226,1016378.1,cudaLaunchKernel\n"
+    "0.6,880104,7,125729.1,110696.0,91789,211219,42072.0,cuModuleLoadData\n"
+    "0.2,233322,3,77774.0,69032.0,61130,103160,22337.1,cuModuleUnload\n"
+    "0.2,226429,16,14151.8,9119.5,5744,39937,10615.1,cuLaunchKernel\n"
+    "0.1,164609,1,164609.0,164609.0,164609,164609,0.0,cudaStreamCreateWithPriority\n"
+    "0.1,118185,457,258.6,204.0,119,6223,302.1,cuGetProcAddress_v2\n"
+    "0.0,65171,1,65171.0,65171.0,65171,65171,0.0,cudaMemGetInfo\n"
+    "0.0,48019,1,48019.0,48019.0,48019,48019,0.0,cudaMemsetAsync\n"
+    "0.0,19355,1,19355.0,19355.0,19355,19355,0.0,cudaStreamDestroy\n"
+    "0.0,10202,1,10202.0,10202.0,10202,10202,0.0,cudaStreamSynchronize\n"
+    "0.0,7211,2,3605.5,3605.5,2825,4386,1103.8,cuInit\n"
+    "0.0,2517,2,1258.5,1258.5,553,1964,997.7,cuLibraryGetKernel\n"
+    "0.0,2395,3,798.3,810.0,645,940,147.8,cuKernelGetName\n"
+    "0.0,1635,2,817.5,817.5,145,1490,951.1,cuModuleGetLoadingMode\n"
+    "0.0,453,1,453.0,453.0,453,453,0.0,cudaGetDeviceProperties_v12000\n"
+    "\n"
+    "Processing [/tmp/r/b/vecadd-grid.sqlite] with [/opt/nvidia/nsight-compute/2025.3.1/host/"
+    "target-linux-x64/reports/nvtx_sum.py]... \n"
+    "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Style,Range\n"
+    "51.4,116531,3,38843.7,18017.0,14296,84218,39339.3,PushPop,:vecadd\n"
+    "48.6,110191,3,36730.3,16840.0,12874,80477,37937.6,PushPop,:grid\n"
+    "\n"
+)
 # `nsys stats --force-export=true ... vecadd-grid.sqlite` there: stdout, then stderr.
 STATS_SQLITE_FORCE_EXPORT = (
     "ERROR: Cannot force export of SQLite data from .sqlite input file.\n",
@@ -280,8 +288,9 @@ def test_no_report_generated_is_that_variants_error(fake, tmp_path):
 
 
 def test_skipped_reports_become_empty_tables_with_the_reason(fake, tmp_path):
-    no_memcpy = re.sub(r"(Processing \[[^\]]*\] with \[[^\]]*cuda_gpu_mem_time_sum\.py\]\.\.\. \n)[^\n]*\n(?:[^\n]+\n)*",
-                       r"\1SKIPPED: rep.sqlite does not contain CUDA memory operations data.\n", EIGHT_REPORTS)
+    memcpy_block = r"(Processing \[[^\]]*\] with \[[^\]]*cuda_gpu_mem_time_sum\.py\]\.\.\. \n)[^\n]*\n(?:[^\n]+\n)*"
+    no_memcpy = re.sub(memcpy_block, r"\1SKIPPED: rep.sqlite does not contain CUDA memory operations data.\n",
+                       EIGHT_REPORTS)
     fake(stats=no_memcpy)
     fam, variants, size = vecadd()
     (s,) = nsys_profile.profile_family(fam, variants[:1], size, tmp_path, "/x/nsys").summaries
@@ -306,7 +315,7 @@ def test_command_is_passed_verbatim_and_its_report_stays_in_the_run_directory(fa
 def test_sqlite_export_without_nsys_matches_nsys_stats_of_the_same_program():
     # The export and the 8-report stdout are two runs of the same program (sidecars): the same kernels,
     # the same launch counts, the same NVTX ranges.
-    s = nsys_profile.sqlite_summary(SQLITE)
+    s = nsys_summaries.sqlite_summary(SQLITE)
     stats = ns.parse_stats(EIGHT_REPORTS)
     csv_kern = {k.name: k.instances for k in stats.report("cuda_gpu_kern_sum").records}
     assert {k.name: k.instances for k in s.kernels} == csv_kern
@@ -323,7 +332,7 @@ def test_sqlite_export_without_nsys_matches_nsys_stats_of_the_same_program():
 
 def test_import_sqlite_without_nsys_never_runs_a_tool(monkeypatch, tmp_path, bare):
     monkeypatch.setattr(_proc, "run", lambda *a, **k: pytest.fail("no tool may run"))
-    out = nsys_profile.profile(NsysRequest(import_path=SQLITE, out_dir=tmp_path / "o"))
+    out = nsys_profile.execute(NsysRequest(Target(import_path=SQLITE), out_dir=tmp_path / "o"))
     assert out.source == "sqlite" and out.summaries[0].kernels
 
 
@@ -349,7 +358,7 @@ def test_import_sqlite_with_nsys_and_a_stats_error_is_one_line_exit_3(fake, tmp_
 def test_import_needs_nsys_for_a_nsys_rep(bare, tmp_path):
     report = executable(tmp_path / "r.nsys-rep")
     with pytest.raises(EnvironmentProblem, match="not found"):
-        nsys_profile.profile(NsysRequest(import_path=report, out_dir=tmp_path / "o"))
+        nsys_profile.execute(NsysRequest(Target(import_path=report), out_dir=tmp_path / "o"))
 
 
 @pytest.mark.parametrize("name, why", [("r.qdstrm", "raw recording"), ("r.txt", "expected a .nsys-rep"),
@@ -366,28 +375,28 @@ def test_import_refuses_what_it_cannot_read(tmp_path, name, why):
 # --- requests --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("request_, why", [
-    (NsysRequest(), "give one of"),
-    (NsysRequest(family="vecadd", command=("ls",)), "give one of"),
-    (NsysRequest(family="vecadd", import_path=SQLITE), "give one of"),
-    (NsysRequest(command=("ls",), variants="grid"), "go with a FAMILY"),
-    (NsysRequest(family="vecadd", unexpected=("./app",)), "after --"),
-    (NsysRequest(family="no_such_family"), "unknown family"),
-    (NsysRequest(family="vecadd", variants="nope"), "unknown variant"),
-    (NsysRequest(family="vecadd", size="12x"), "bad size"),
-    (NsysRequest(command=("/no/such/program",)), "neither on PATH"),
+@pytest.mark.parametrize("target, why", [
+    (Target(), "give one of"),
+    (Target(families=("vecadd",), command=("ls",)), "give one of"),
+    (Target(families=("vecadd",), import_path=SQLITE), "give one of"),
+    (Target(command=("ls",), variants="grid"), "go with a FAMILY"),
+    (Target(families=("vecadd",), unexpected=("./app",)), "after --"),
+    (Target(families=("no_such_family",)), "unknown family"),
+    (Target(families=("vecadd",), variants="nope"), "unknown variant"),
+    (Target(families=("vecadd",), size="12x"), "bad size"),
+    (Target(command=("/no/such/program",)), "neither on PATH"),
 ])
-def test_bad_requests_are_usage_errors_before_any_tool_runs(monkeypatch, tmp_path, request_, why):
+def test_bad_requests_are_usage_errors_before_any_tool_runs(monkeypatch, tmp_path, target, why):
     monkeypatch.setattr(_proc, "run", lambda *a, **k: pytest.fail("no tool may run"))
     with pytest.raises(UsageError, match=why) as err:
-        nsys_profile.profile(request_)
+        nsys_profile.execute(NsysRequest(target))
     assert err.value.exit_code == 2
 
 
 def test_out_dir_that_is_a_file_is_refused(tmp_path):
     (tmp_path / "f").write_text("")
     with pytest.raises(UsageError, match="is a file"):
-        nsys_profile.prepare_out_dir(tmp_path / "f")
+        nsys_results.prepare_out_dir(tmp_path / "f")
 
 
 # --- the PyTorch-profiler fallback -----------------------------------------------------------------
@@ -422,7 +431,7 @@ def chrome_trace(path: Path, variant: str = "grid") -> Path:
 
 
 def test_trace_summary_has_the_nsys_shape(tmp_path):
-    s = nsys_profile.trace_summary(chrome_trace(tmp_path / "t.trace.json"), "grid")
+    s = nsys_torch_fallback.trace_summary(chrome_trace(tmp_path / "t.trace.json"), "grid")
     (main, other) = s.kernels
     assert (main.name, main.instances, main.total_ns) == ("vecadd_grid", 3, 31500.0)
     assert (main.min_ns, main.med_ns, main.max_ns) == (10250.0, 10500.0, 10750.0)
@@ -437,10 +446,10 @@ def test_trace_with_a_bad_duration_is_a_parse_error(tmp_path):
     path = tmp_path / "t.json"
     path.write_text(json.dumps({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "dur": "n/a"}]}))
     with pytest.raises(ParseError, match="expected a duration"):
-        nsys_profile.trace_summary(path, "k")
+        nsys_torch_fallback.trace_summary(path, "k")
     path.write_text('{"traceEvents": [')
     with pytest.raises(ParseError, match="not JSON"):
-        nsys_profile.trace_summary(path, "k")
+        nsys_torch_fallback.trace_summary(path, "k")
 
 
 @pytest.fixture
@@ -452,14 +461,14 @@ def torch_stand_in(monkeypatch):
         recorded.append(ranges)
         return chrome_trace(trace, ranges[-1])
 
-    monkeypatch.setattr(nsys_profile, "_torch_version", lambda missing: "2.9.0+cu130")
-    monkeypatch.setattr(nsys_profile, "record_torch_trace", record)
+    monkeypatch.setattr(nsys_torch_fallback, "_torch_version", lambda missing: "2.9.0+cu130")
+    monkeypatch.setattr(nsys_torch_fallback, "record_torch_trace", record)
     return recorded
 
 
 def test_without_nsys_a_family_falls_back_to_the_pytorch_profiler(bare, tmp_path, torch_stand_in, monkeypatch):
     monkeypatch.setattr(_proc, "run", lambda *a, **k: pytest.fail("no tool may run"))
-    out = nsys_profile.profile(NsysRequest(family="vecadd", variants="grid,vectorized", size="4096",
+    out = nsys_profile.execute(NsysRequest(Target(families=("vecadd",), variants="grid,vectorized", size="4096"),
                                            out_dir=tmp_path / "o"))
     assert out.source == "torch" and "torch.profiler 2.9.0+cu130" in out.tool
     assert "nsys was not found" in out.notice and "PyTorch profiler" in out.notice
@@ -471,20 +480,20 @@ def test_without_nsys_a_family_falls_back_to_the_pytorch_profiler(bare, tmp_path
 
 def test_without_nsys_a_command_cannot_fall_back(bare, tmp_path, torch_stand_in):
     with pytest.raises(EnvironmentProblem, match="runs only Python programs") as err:
-        nsys_profile.profile(NsysRequest(command=(sys.executable, "-c", "pass"), out_dir=tmp_path))
+        nsys_profile.execute(NsysRequest(Target(command=(sys.executable, "-c", "pass")), out_dir=tmp_path))
     assert err.value.exit_code == 3 and not torch_stand_in
 
 
 def test_an_explicit_bad_nsys_does_not_fall_back(bare, tmp_path, torch_stand_in):
     with pytest.raises(EnvironmentProblem, match="--nsys"):
-        nsys_profile.profile(NsysRequest(family="vecadd", nsys=str(tmp_path / "nope"), out_dir=tmp_path))
+        nsys_profile.execute(NsysRequest(Target(families=("vecadd",)), nsys=str(tmp_path / "nope"), out_dir=tmp_path))
     assert not torch_stand_in
 
 
 def test_fallback_needs_torch(bare, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)  # import torch -> ImportError
     with pytest.raises(EnvironmentProblem, match="PyTorch.*not installed"):
-        nsys_profile.profile(NsysRequest(family="vecadd", out_dir=tmp_path))
+        nsys_profile.execute(NsysRequest(Target(families=("vecadd",)), out_dir=tmp_path))
 
 
 # --- JSON ------------------------------------------------------------------------------------------
@@ -494,7 +503,7 @@ def test_json_keeps_times_in_ns_and_paths_as_text(fake, tmp_path):
     fake()
     fam, variants, size = vecadd()
     out = nsys_profile.profile_family(fam, variants, size, tmp_path / "runs", "/x/nsys")
-    data = json.loads(nsys_profile.save_profile(out, tmp_path / "p.json").read_text())
+    data = json.loads(nsys_results.save_profile(out, tmp_path / "p.json").read_text())
     assert data["gpuprof_nsys_schema"] == 1 and data["family"] == "vecadd" and data["size"] == size
     grid = data["summaries"][0]
     assert grid["label"] == "grid" and grid["kernels"][0]["total_ns"] == 78977.0

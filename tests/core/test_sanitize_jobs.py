@@ -9,8 +9,10 @@ import time
 
 import pytest
 
-from gpuprof.commands import sanitize
-from gpuprof.commands.sanitize import SanitizeResult, default_jobs, plan_jobs, uses_shared_memory
+from gpuprof import gpu
+from gpuprof.commands import sanitize, sanitize_skips
+from gpuprof.commands.sanitize import SanitizeResult, default_jobs, plan_jobs
+from gpuprof.commands.sanitize_skips import uses_shared_memory
 from gpuprof.parsers.sanitizer_log import SanitizerFinding
 from gpuprof.tools.target import LaunchTarget
 from gpuprof.variants import catalog
@@ -83,17 +85,19 @@ def test_a_dirty_batch_is_run_again_one_variant_at_a_time(tmp_path, fake_runs):
     bad.add("vectorized")
     progress = []
     run = sanitize.sanitize_targets(VECADD, ["memcheck"], tmp_path, jobs=2,
-                                    progress=lambda done, total, what: progress.append((done, total)))
+                                    progress=lambda step: progress.append((step.step, step.finished, step.total)))
     assert len(calls) == 1 + 3
     assert [(r.label, r.clean) for r in run.results] == [
         ("vecadd/grid", True), ("vecadd/vectorized", False), ("vecadd/one_block", True)]
-    assert progress[-1] == (4, 4)  # the bar's total grew by the re-runs
+    assert progress[0] == ("start", 0, 1) and progress[1] == ("done", 1, 1)
+    assert progress[-1] == ("done", 4, 4)  # the bar's total grew by the re-runs
 
 
 def test_plan_batches_one_family_at_a_time_and_keeps_users_variants_alone():
     targets = [*VECADD, LaunchTarget("vecadd", "mine", {"n": 4097}, add=("--add", "mine.cu")),
                LaunchTarget("matmul", "naive", {"m": 3, "n": 3, "k": 3})]
-    jobs, skipped = plan_jobs(targets, ["memcheck", "racecheck"], {("vecadd/grid", "racecheck"): "no shared memory (ptxas)"},
+    jobs, skipped = plan_jobs(targets, ["memcheck", "racecheck"],
+                              {("vecadd/grid", "racecheck"): "no shared memory (ptxas)"},
                               batch_size=2)
     assert [(j.label, j.tool) for j in jobs] == [
         ("vecadd/grid,vectorized", "memcheck"), ("vecadd/mine", "memcheck"), ("vecadd/one_block", "memcheck"),
@@ -122,7 +126,8 @@ def test_slowest_tools_and_largest_batches_start_first(tmp_path, fake_runs):
     targets = [*VECADD, LaunchTarget("matmul", "naive", {"m": 3, "n": 3, "k": 3})]
     run = sanitize.sanitize_targets(targets, ["synccheck", "memcheck", "racecheck"], tmp_path, jobs=1)
     started = [(name, argv[argv.index("launch") + 1], argv[argv.index("launch") + 2]) for name, argv in calls]
-    assert started == [("racecheck", "vecadd", "grid,vectorized,one_block"), ("memcheck", "vecadd", "grid,vectorized,one_block"),
+    assert started == [("racecheck", "vecadd", "grid,vectorized,one_block"),
+                       ("memcheck", "vecadd", "grid,vectorized,one_block"),
                        ("racecheck", "matmul", "naive"), ("synccheck", "vecadd", "grid,vectorized,one_block"),
                        ("memcheck", "matmul", "naive"), ("synccheck", "matmul", "naive")]
     # ...while the results keep target-then-tool order.
@@ -132,9 +137,19 @@ def test_slowest_tools_and_largest_batches_start_first(tmp_path, fake_runs):
 
 def test_visible_gpu_count_follows_cuda_visible_devices(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,3")
-    assert sanitize.visible_gpu_count() == 2
+    assert gpu.visible_gpu_count() == 2
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
-    assert sanitize.visible_gpu_count() == 0
+    assert gpu.visible_gpu_count() == 0
+
+
+def test_default_jobs_without_a_driver_to_ask_assumes_one_gpu(monkeypatch):
+    from gpuprof.errors import EnvironmentProblem
+
+    def no_driver() -> int:
+        raise EnvironmentProblem("no NVIDIA driver found on this machine")
+
+    monkeypatch.setattr(gpu, "visible_gpu_count", no_driver)
+    assert default_jobs(cpu_count=64) == sanitize.JOBS_PER_GPU
 
 
 @pytest.mark.nvcc
@@ -158,31 +173,33 @@ def test_without_nvcc_racecheck_runs_everywhere_and_says_why(monkeypatch):
     def no_nvcc(*args, **kwargs):
         raise EnvironmentProblem("nvcc is not on PATH; install the CUDA toolkit")
 
-    monkeypatch.setattr(sanitize.nvcc, "compile_report", no_nvcc)
+    monkeypatch.setattr(sanitize_skips.nvcc, "compile_report", no_nvcc)
     fam = catalog.load_family("matmul")
-    skips, notes = sanitize.racecheck_skips([(fam, [fam.variant("naive")])], jobs=1)
+    skips, notes = sanitize_skips.racecheck_skips([(fam, [fam.variant("naive")])], jobs=1)
     assert skips == set() and "nvcc is not on PATH" in notes[0]
 
 
 def test_vendor_rows_skip_racecheck_and_synccheck_but_keep_memcheck_and_initcheck():
-    from gpuprof.commands.sanitize import VENDOR_SKIP_REASON, declared_skips
+    from gpuprof.commands.sanitize_skips import VENDOR_SKIP_REASON, declared_skips
 
     vecadd = catalog.load_family("vecadd")
     tools = ["memcheck", "racecheck", "initcheck", "synccheck"]
     skips = declared_skips([(vecadd, vecadd.variants)], tools)
     vendors = [v.name for v in vecadd.variants if v.vendor]
-    assert vendors and set(skips) == {(f"vecadd/{name}", tool) for name in vendors for tool in ("racecheck", "synccheck")}
+    assert vendors
+    assert set(skips) == {(f"vecadd/{name}", tool) for name in vendors for tool in ("racecheck", "synccheck")}
     targets = [LaunchTarget("vecadd", v.name, {"n": 4097}) for v in vecadd.variants]
     jobs, skipped = plan_jobs(targets, tools, skip=skips)
     for job in jobs:
         in_job = {t.variant for t in job.targets}
         assert not (in_job & set(vendors)) or job.tool in ("memcheck", "initcheck")
-    assert {(s.label, s.tool, s.reason) for s in skipped} == {(label, tool, VENDOR_SKIP_REASON) for label, tool in skips}
+    assert {(s.label, s.tool, s.reason) for s in skipped} == {(label, tool, VENDOR_SKIP_REASON)
+                                                              for label, tool in skips}
     assert declared_skips([(vecadd, vecadd.variants)], ["memcheck"]) == {}
 
 
 def test_a_row_that_captures_a_cuda_graph_is_skipped_by_every_tool_and_says_why():
-    from gpuprof.commands.sanitize import GRAPH_SKIP_REASON, declared_skips
+    from gpuprof.commands.sanitize_skips import GRAPH_SKIP_REASON, declared_skips
 
     mnist = catalog.load_family("mnist")
     tools = ["memcheck", "racecheck", "initcheck", "synccheck"]
@@ -199,7 +216,8 @@ def test_a_row_that_captures_a_cuda_graph_is_skipped_by_every_tool_and_says_why(
 def test_the_skipped_line_names_each_reason_once_with_its_tools(width):
     from rich.console import Console
 
-    from gpuprof.commands.sanitize import GRAPH_SKIP_REASON, SanitizeRun, declared_skips
+    from gpuprof.commands.sanitize import SanitizeRun
+    from gpuprof.commands.sanitize_skips import GRAPH_SKIP_REASON, declared_skips
     from gpuprof.render.sanitize_view import skipped_line
 
     fams = [(f, f.variants) for f in catalog.load_all()]

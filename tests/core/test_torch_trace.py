@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuprof.commands import nsys as nsys_core
+from gpuprof.commands import nsys_torch_fallback
 from gpuprof.errors import EnvironmentProblem, ParseError
 from gpuprof.parsers import torch_trace
 from gpuprof.tools import _proc, torch_child
@@ -20,15 +20,19 @@ TRACES = sorted(TOOLS.glob("torch-*__*.trace.json"))
 
 
 def test_every_recorded_trace_is_read():
-    assert [p.name for p in TRACES] == ["torch-2.11.0__vecadd-grid.trace.json", "torch-2.11.0__vecadd-torch.trace.json"]
+    assert [p.name for p in TRACES] == ["torch-2.11.0__vecadd-grid.trace.json",
+                                        "torch-2.11.0__vecadd-torch.trace.json"]
 
 
 @pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
 def test_recorded_trace_gives_the_variants_kernels_inside_its_ranges(path):
     variant = path.name.split("vecadd-")[1].split(".")[0]
-    summary = nsys_core.trace_summary(path, variant)
+    summary = nsys_torch_fallback.trace_summary(path, variant)
     names = [k.name for k in summary.kernels]
-    assert {"vecadd_grid"} <= set(names) if variant == "grid" else any("vectorized_elementwise_kernel" in n for n in names)
+    if variant == "grid":
+        assert {"vecadd_grid"} <= set(names)
+    else:
+        assert any("vectorized_elementwise_kernel" in n for n in names)
     ranges = {r.name: r for r in summary.nvtx}
     assert {"vecadd", variant} <= set(ranges)  # record_function ranges family -> variant, as the NVTX ranges
     # Physics: the variant's range holds its launches, so it lasts at least as long as its kernels' GPU time.
@@ -63,10 +67,10 @@ def test_python_command_falls_back_to_the_child_under_the_pytorch_profiler(monke
         return _proc.Completed(argv, 0, "", "")
 
     monkeypatch.setattr(_proc, "run", child)
-    out = nsys_core.torch_profile_command(["python3", "mlp.py", "--layers", "10"], tmp_path)
+    out = nsys_torch_fallback.torch_profile_command(["python3", "mlp.py", "--layers", "10"], tmp_path)
     (argv, env), = calls
     assert argv[:3] == ["python3", "-m", "gpuprof.tools.torch_child"] and argv[4:] == ["--", "mlp.py", "--layers", "10"]
-    assert str(Path(nsys_core.__file__).resolve().parents[2]) in env["PYTHONPATH"]
+    assert str(Path(nsys_torch_fallback.__file__).resolve().parents[2]) in env["PYTHONPATH"]
     (summary,) = out.summaries
     assert out.source == "torch" and not summary.error
     assert summary.kernels[0].total_ns >= summary.kernels[-1].total_ns  # largest total first
@@ -74,7 +78,7 @@ def test_python_command_falls_back_to_the_child_under_the_pytorch_profiler(monke
 
 def test_non_python_command_still_needs_nsys(tmp_path):
     with pytest.raises(EnvironmentProblem, match="runs only Python programs"):
-        nsys_core.torch_profile_command(["./app"], tmp_path)
+        nsys_torch_fallback.torch_profile_command(["./app"], tmp_path)
 
 
 def test_child_runs_a_script_and_keeps_its_exit_code(tmp_path):

@@ -17,11 +17,11 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _gpuprof(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "gpuprof", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=timeout)
+                          check=False, timeout=timeout)
 
 
 def _gpu_count() -> int:
-    from gpuprof.commands.suite_gpus import visible_gpu_count
+    from gpuprof.gpu import visible_gpu_count
 
     return visible_gpu_count()
 

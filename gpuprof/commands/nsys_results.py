@@ -1,0 +1,84 @@
+"""What `gpuprof nsys` produces, whichever source gave it (nsys, an SQLite export, the PyTorch
+profiler): one NsysSummary per profiled program inside an NsysProfile, its JSON, and its folder."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from gpuprof.errors import UsageError
+from gpuprof.files import atomic_write_text
+from gpuprof.parsers.nsys_stats import NsysApiSummary, NsysKernelSummary, NsysMemTimeSummary, NsysNvtxSummary
+
+JSON_SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class NsysSummary:
+    """The summaries of one profiled program: one variant, one command or one imported report.
+
+    A summary is None where the source cannot give it (an SQLite export read without nsys has no
+    memcpy or API summary); an empty tuple means the source had nothing of that kind.
+    """
+
+    label: str
+    kernels: tuple[NsysKernelSummary, ...] = ()
+    memcpy: tuple[NsysMemTimeSummary, ...] | None = ()
+    api: tuple[NsysApiSummary, ...] | None = ()
+    nvtx: tuple[NsysNvtxSummary, ...] | None = ()
+    notes: tuple[str, ...] = ()
+    artifacts: tuple[Path, ...] = ()  # .nsys-rep, .sqlite, stats text, profile log, Chrome trace
+    error: str | None = None  # this one could not be profiled (crash, hang); the others still ran
+
+
+@dataclass(frozen=True)
+class NsysProfile:
+    source: str  # "nsys", "sqlite" (an export read without nsys) or "torch" (the fallback)
+    tool: str  # the nsys path, "sqlite" or "torch.profiler <version> (CUPTI)"
+    out_dir: Path
+    summaries: tuple[NsysSummary, ...]
+    family: str | None = None
+    size: dict[str, int] | None = None
+    command: tuple[str, ...] = ()
+    notice: str | None = None  # said once, before the tables: why the fallback was used
+
+    @property
+    def failed(self) -> list[NsysSummary]:
+        return [s for s in self.summaries if s.error]
+
+    def summary(self, label: str) -> NsysSummary:
+        for s in self.summaries:
+            if s.label == label:
+                return s
+        raise KeyError(label)
+
+
+def prepare_out_dir(out_dir: Path) -> Path:
+    """Create the run directory; every report of the run is written inside it and nowhere else."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"--out {out_dir} is a file; give a folder for the reports")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create --out {out_dir}: {exc.strerror or exc}") from None
+    return out_dir
+
+
+def to_dict(profile: NsysProfile) -> dict[str, Any]:
+    def plain(x: Any) -> Any:
+        if isinstance(x, Path):
+            return str(x)
+        if isinstance(x, dict):
+            return {k: plain(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return [plain(v) for v in x]
+        return x
+
+    return {"gpuprof_nsys_schema": JSON_SCHEMA, **plain(asdict(profile))}
+
+
+def save_profile(profile: NsysProfile, path: Path) -> Path:
+    """The summaries as JSON (times in ns), written atomically."""
+    return atomic_write_text(Path(path), json.dumps(to_dict(profile), indent=1))
