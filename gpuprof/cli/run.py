@@ -60,14 +60,10 @@ def run(
     saved: list[Path] = []
     with exit_on_error(lambda: saved[-1] if saved else None):
         from gpuprof import families, results
-        from gpuprof.analysis import ceilings
-        from gpuprof.analysis.derive import derive
-        from gpuprof.commands.run import RunRequest, run_family
+        from gpuprof.commands.run import RunRequest, run_tables
         from gpuprof.files import check_outputs
-        from gpuprof.gpu import device_info
         from gpuprof.measure.timing import TimingPolicy
-        from gpuprof.render.fit import print_table
-        from gpuprof.render.tables import run_table
+        from gpuprof.render.tables import print_run_tables
         from gpuprof.variants import catalog
         from gpuprof.variants.sizes import parse_size
 
@@ -83,7 +79,7 @@ def run(
             family=family, variants=[v.name for v in chosen], size=parse_size(fam, size),
             policy=TimingPolicy(mode=timing, min_samples=min_samples, max_time_s=max_time,
                                 target_spread=target_spread, discard_throttled=discard_throttled),
-            check_only=check_only, defines=defines, extra_variants=extra, timeout_s=_positive(timeout),
+            check_only=check_only, defines=defines, extra_variants=extra, timeout_s=_positive(timeout), baseline=base,
         )
         command = command_line(ctx)
         finished: list[results.Results] = []
@@ -96,20 +92,18 @@ def run(
                 saved[:] = [target]
 
         with _progress_bar(len(chosen)) as on_step:
-            outcome = run_family(request, on_step, checkpoint=save)
+            report = run_tables(request, on_step, checkpoint=save)
         spec = families.spec(fam.name)
-        limits = ceilings.load(device_info())
         if target == "-" and finished:
             typer.echo("".join(results.json_parts(finished[-1])))
-    derived = derive(outcome.rows, spec.RATE, base, fam.vendor_reference, limits)
     console = human_console(target)
-    print_table(console, run_table(fam, derived, base, fam.vendor_reference, limits, timing,
-                            width=None if wide else console.width), wide)
-    for line in getattr(spec, "notes", lambda *_: [])(outcome.rows, fam, limits.measured):
+    print_run_tables(console, report, wide)
+    measured = report.ceilings.measured if report.ceilings else None
+    for line in getattr(spec, "notes", lambda *_: [])(report.results.rows, fam, measured):
         console.print(line)  # a family's own figure across rows (transfers: the streams' overlap)
     if isinstance(target, Path):
         console.print(f"results written to {target}")
-    bad = [r for r in outcome.rows if r.check.status not in (results.OK, results.SKIPPED)]
+    bad = report.failed
     if bad:
         raise Finding(f"{len(bad)} variant(s) failed: " + ", ".join(f"{r.variant} {r.check.status.upper()}" for r in bad))
 
@@ -242,16 +236,10 @@ def suite(
         return next((path for path, before in written if path.exists() and path.stat().st_mtime != before), None)
 
     with exit_on_error(saved):
-        from gpuprof import families, results
-        from gpuprof.analysis import ceilings
-        from gpuprof.analysis.derive import derive
-        from gpuprof.commands.suite import load, run_suite
+        from gpuprof.commands.suite import load, run_suite, suite_report
         from gpuprof.files import check_outputs
-        from gpuprof.gpu import device_info
         from gpuprof.progress import Progress as Step
-        from gpuprof.render.fit import print_table
-        from gpuprof.render.tables import run_table
-        from gpuprof.variants import catalog
+        from gpuprof.render.tables import print_run_tables
 
         target = json_target(json_out)
         if target == "-":
@@ -269,17 +257,9 @@ def suite(
             with _progress_bar(len(spec_file.cases)) as on_step:
                 outcome = run_suite(spec_file, target, lambda label, step: on_step(
                     Step(f"{label} {step.variant}", step.step, step.index, step.total)), timeout_s=_positive(timeout))
-        limits = ceilings.load(device_info())
+        report = suite_report(outcome)
     console = human_console(target)
-    groups: dict[tuple[str, str], list] = {}
-    for row in outcome.rows:
-        groups.setdefault((row.family, results.size_label(row.size)), []).append(row)
-    for (family_name, _), rows in groups.items():
-        fam = catalog.load_family(family_name)
-        derived = derive(rows, families.spec(family_name).RATE, fam.baseline, fam.vendor_reference, limits)
-        print_table(console, run_table(fam, derived, fam.baseline, fam.vendor_reference, limits,
-                                rows[0].timing.mode if rows[0].timing else "cold",
-                                width=None if wide else console.width), wide)
+    print_run_tables(console, report, wide)
     if target is not None:
         console.print(f"results written to {target}")
     if gpus is not None:
@@ -288,6 +268,6 @@ def suite(
         line = summary_line(outcome.environment)
         if line:
             console.print(line)
-    bad = [r for r in outcome.rows if r.check.status not in (results.OK, results.SKIPPED)]
+    bad = report.failed
     if bad:
         raise Finding(f"{len(bad)} row(s) failed: " + ", ".join(f"{r.id} {r.check.status.upper()}" for r in bad))

@@ -23,8 +23,7 @@ def show(
     Example: gpuprof show matmul.json
     """
     from gpuprof.commands.show import show as show_file
-    from gpuprof.render.fit import print_table
-    from gpuprof.render.tables import run_table
+    from gpuprof.render.tables import print_run_tables
 
     with exit_on_error():
         shown = show_file(results_file)
@@ -32,9 +31,7 @@ def show(
     if shown.results.command:
         console.print(f"{results_file}: {shown.results.command} ({shown.results.environment.get('gpu_name', 'unknown GPU')}, "
                       f"{shown.results.created_utc or 'undated'})")
-    for group in shown.groups:
-        print_table(console, run_table(group.family, group.derived, group.baseline, group.vendor, shown.ceilings, group.mode,
-                                width=None if wide else console.width), wide)
+    print_run_tables(console, shown, wide)
     if shown.ceilings is None:
         console.print("% ceiling: not shown; no ceilings are known for this file's GPU.")
     if shown.failed:

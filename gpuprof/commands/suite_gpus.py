@@ -27,7 +27,7 @@ import numpy as np
 
 from gpuprof import results
 from gpuprof.commands.run import DEFAULT_VARIANT_TIMEOUT_S, RunRequest, run_family
-from gpuprof.commands.suite import StepClock, case_variants, gpu_record, label_rows, policy_of
+from gpuprof.commands.suite import StepClock, case_variants, gpu_record, label_rows, policy_of, store_speedups
 from gpuprof.commands.suite_plan import Dispatch, Unit, estimate_units, units_of
 from gpuprof.errors import EnvironmentProblem, Finding, GpuprofError, Interrupted, UsageError
 from gpuprof.measure import isolation
@@ -209,6 +209,7 @@ class _Merged:
             timing_policy={"suite": self.suite.name, **self.suite.gate_timing(), **self.suite.timing},
             compare={"preset": self.suite.compare_preset},
         )
+        store_speedups(self.outcome, only={row.family for row in part.rows})  # its table may span GPUs
         if self.json_out is not None:
             results.save(self.outcome, self.json_out)
 

@@ -83,5 +83,5 @@ def test_show_of_a_file_that_is_not_results_is_one_line_exit_2(runner, tmp_path)
 
 def test_groups_split_by_family_size_and_mode(fixtures_dir):
     shown = show_core.show(fixtures_dir / "results" / "smoke_a.json")
-    assert [(g.family.name, g.mode, len(g.derived)) for g in shown.groups] == [("vecadd", "cold", 3), ("matmul", "cold", 3)]
-    assert shown.groups[0].baseline == "grid" and shown.groups[1].baseline is None
+    assert [(t.family.name, t.mode, len(t.rows)) for t in shown.tables] == [("vecadd", "cold", 3), ("matmul", "cold", 3)]
+    assert shown.tables[0].baseline == "grid" and shown.tables[1].baseline is None
