@@ -265,7 +265,7 @@ def _number(value: Any, name: str, optional: bool = True) -> float | None:
     if value is None and optional:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{name} must be a number, not {value!r}")
+        raise TypeError(f"{name} must be a number, not {value!r}")
     return value
 
 
@@ -287,7 +287,7 @@ def _row_from_dict(r: dict[str, Any], shared: dict[Any, Any] | None = None) -> R
     """One row, with every field's type checked: a foreign or hand-edited file fails here, not later.
     shared: equal strings and checked sizes of earlier rows, to reuse (_shared)."""
     if not isinstance(r, dict):
-        raise ValueError(f"a row must be an object, not {r!r:.40}")
+        raise TypeError(f"a row must be an object, not {r!r:.40}")
     shared = {} if shared is None else shared
     where = str(r.get("id") or f"{r.get('family')}/{r.get('variant')}")
     check = CheckResult(**r["check"])
@@ -323,13 +323,13 @@ def _row_from_dict(r: dict[str, Any], shared: dict[Any, Any] | None = None) -> R
             raise ValueError(f"{where}: timing.throttled must hold true/false per sample")
         _number(timing.resolution, f"{where}: timing.resolution")
     if not isinstance(r["vendor"], bool):
-        raise ValueError(f"{where}: vendor must be true or false, not {r['vendor']!r}")
+        raise TypeError(f"{where}: vendor must be true or false, not {r['vendor']!r}")
     if not isinstance(r.get("control", False), bool):
-        raise ValueError(f"{where}: control must be true or false, not {r['control']!r}")
+        raise TypeError(f"{where}: control must be true or false, not {r['control']!r}")
     if r.get("gpu") is not None and not isinstance(r["gpu"], dict):
-        raise ValueError(f"{where}: gpu must be an object like {{\"index\": 0, \"name\": ...}}")
+        raise TypeError(f"{where}: gpu must be an object like {{\"index\": 0, \"name\": ...}}")
     if not isinstance(r["size"], dict):
-        raise ValueError(f"{where}: size must be a table like {{\"n\": 1024}}")
+        raise TypeError(f"{where}: size must be a table like {{\"n\": 1024}}")
     size = {str(k): int(v) for k, v in r["size"].items()}
     return Row(
         family=_shared_text(str(r["family"]), shared),
@@ -368,7 +368,7 @@ def derived_from_dict(raw: dict[str, Any], where: str = "row", shared: dict[Any,
         if key in _DERIVED_NUMBERS:
             values[key] = _number(value, f"{where}: derived.{key}")
         elif value is not None and not isinstance(value, str):
-            raise ValueError(f"{where}: derived.{key} must be text, not {value!r:.40}")
+            raise TypeError(f"{where}: derived.{key} must be text, not {value!r:.40}")
         else:
             values[key] = _shared(value, shared)
     values["rate_kind"] = values["rate_kind"] or "bytes"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gpuprof.analysis.ceilings import Ceilings
-from gpuprof.analysis.derive import derive, rate_of
+from gpuprof.analysis.derive import derive, judge, rate_of, speedups
 from gpuprof.analysis.stats import summarize
 from gpuprof.families import matmul, vecadd
 from gpuprof.results import CHECK_STATUSES, OK, SKIPPED, WRONG, CheckResult, Row, Timing
@@ -157,3 +157,21 @@ def test_rows_keep_their_order_and_their_figures_are_stored_on_them():
     derived = derive(rows, "flop", "naive", "cublas", CEILINGS)
     assert [r.variant for r in rows] == names
     assert derived == [r.derived for r in rows]
+
+
+# ---------------------------------------------------------------- speedups of a table, from the stored rates
+
+
+def test_speedups_come_from_the_stored_rates_of_the_tables_rows():
+    rows = [row("naive", 100e-3), row("smem_tiled", 10e-3), row("cublas", 5e-3, vendor=True)]
+    for r in rows:
+        judge(r, CEILINGS, "flop")
+    assert all(r.check.status == OK for r in rows)
+    assert all(r.derived.vs_baseline is None for r in rows)  # a row alone knows no table
+    figures = speedups(rows, "naive", "cublas")
+    assert figures == [r.derived for r in rows]
+    assert [r.derived.vs_baseline for r in rows] == pytest.approx([1.0, 10.0, 20.0])
+    assert [r.derived.vs_vendor for r in rows] == pytest.approx([0.05, 0.5, 1.0])
+    unjudged = row("coalesced", 20e-3)
+    speedups([*rows, unjudged], "naive", "cublas")
+    assert unjudged.derived is None  # no stored rate, no figures made up for it

@@ -46,7 +46,8 @@ def test_other_families_stay_on_the_held_timer():
 
 def test_host_synchronous_must_be_a_boolean(tmp_path):
     text = (catalog.kernels_root() / "transfers" / "family.toml").read_text()
-    bad = text.replace('memory = "pageable_host", host_synchronous = true', 'memory = "pageable_host", host_synchronous = "yes"')
+    bad = text.replace('memory = "pageable_host", host_synchronous = true',
+                       'memory = "pageable_host", host_synchronous = "yes"')
     folder = tmp_path / "transfers"
     folder.mkdir()
     for cu in (catalog.kernels_root() / "transfers").glob("*.cu"):

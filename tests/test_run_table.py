@@ -124,7 +124,7 @@ def test_a_row_with_no_samples_shows_its_stop_reason():
 def test_the_matmul_table_keeps_variant_names_whole(width):
     text = render("matmul", manifest_rows("matmul", MATMUL_RATES), H100, width=width)
     for name in MATMUL_RATES:
-        assert re.search(rf"^{name}\b", text, re.M), name
+        assert re.search(rf"^{name}\b", text, re.MULTILINE), name
     assert "…" not in text and max(map(len, text.splitlines())) <= width
 
 

@@ -38,7 +38,7 @@ def test_the_table_fits_and_cuts_no_cell(name, width):
         assert re.search(rf"\b{row.check.status.upper()} \d\.\de[-+]\d\d\b", line), line  # check cell whole
     if width == 160:
         for head in ("size", "check", "median", "spread", "samples", "% ceiling", "vs "):
-            assert re.search(rf"^variant .*{re.escape(head)}", text, re.M), head
+            assert re.search(rf"^variant .*{re.escape(head)}", text, re.MULTILINE), head
         assert "not shown at this width" not in text
 
 

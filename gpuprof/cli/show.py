@@ -15,8 +15,10 @@ from gpuprof.errors import Finding
 
 @app.command()
 def show(
-    results_file: Annotated[Path, typer.Argument(metavar="RESULTS.json", help="A results file from run, suite or pytest --gpuprof-json.")],
-    wide: Annotated[bool, typer.Option("--wide", help="Every column of the table, whatever the terminal width.")] = False,
+    results_file: Annotated[Path, typer.Argument(
+        metavar="RESULTS.json", help="A results file from run, suite or pytest --gpuprof-json.")],
+    wide: Annotated[bool, typer.Option(
+        "--wide", help="Every column of the table, whatever the terminal width.")] = False,
 ) -> None:
     """Print a results file as `gpuprof run` printed it (ceilings of the file's GPU); exit 1 if a row failed.
 
@@ -29,8 +31,8 @@ def show(
         shown = show_file(results_file)
     console = human_console(None)
     if shown.results.command:
-        console.print(f"{results_file}: {shown.results.command} ({shown.results.environment.get('gpu_name', 'unknown GPU')}, "
-                      f"{shown.results.created_utc or 'undated'})")
+        gpu_name = shown.results.environment.get("gpu_name", "unknown GPU")
+        console.print(f"{results_file}: {shown.results.command} ({gpu_name}, {shown.results.created_utc or 'undated'})")
     print_run_tables(console, shown, wide)
     if shown.ceilings is None:
         console.print("% ceiling: not shown; no ceilings are known for this file's GPU.")

@@ -192,8 +192,9 @@ def _run_isolated(worker: isolation.Worker, job: tuple, report: Callable[[str], 
     row = _blank_row(family, variant, size, families.spec(family.name))
     during = f" during {answer.last_event}" if answer.last_event else " while starting"
     if answer.status == isolation.TIMED_OUT:
-        row.check = CheckResult(status=TIMEOUT, reasons=[
-            f"{answer.detail}{during}; its worker process was stopped (a kernel that never ends? --timeout sets the limit)"])
+        row.check = CheckResult(status=TIMEOUT, reasons=[(
+            f"{answer.detail}{during}; its worker process was stopped "
+            "(a kernel that never ends? --timeout sets the limit)")])
     else:
         row.check = CheckResult(status=FAULT, reasons=[f"{answer.detail}{during}"])
     return row

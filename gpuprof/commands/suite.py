@@ -60,7 +60,8 @@ class StepClock:
         self.restart()
 
     def restart(self) -> None:
-        self._step, self._since, self._spent = "start", time.monotonic(), {}
+        self._step, self._since = "start", time.monotonic()
+        self._spent: dict[str, float] = {}
 
     def __call__(self, event: Progress) -> None:
         now = time.monotonic()

@@ -13,6 +13,7 @@ compiled is not compiled again by the other. Nothing passes between GPUs: no NCC
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import queue
@@ -81,7 +82,7 @@ def visible_gpu_count() -> int:
 
     try:
         return int(cupy().cuda.runtime.getDeviceCount())
-    except Exception as exc:  # CUDARuntimeError: no driver, a too-old driver, no device
+    except Exception as exc:  # noqa: BLE001  (CUDARuntimeError: no driver, a too-old driver, no device)
         raise EnvironmentProblem(f"--gpus: {why_no_gpu(exc)}") from None
 
 
@@ -103,27 +104,21 @@ def warm_worker(worker: isolation.Worker) -> None:
     from gpuprof import fingerprint
 
     def start() -> None:
-        try:
+        with contextlib.suppress(GpuprofError):
             worker.run(_start_harness)
-        except GpuprofError:
-            pass
 
     starting = threading.Thread(target=start, name="gpuprof-warm-worker")
     starting.start()
-    try:
+    with contextlib.suppress(Exception):  # no GPU: the first unit says so
         fingerprint.environment()  # device_info, the torch import and nvcc's version stay cached for the units
-    except Exception:  # noqa: BLE001  (no GPU: the first unit says so)
-        pass
     starting.join()
 
 
 def _start_harness(emit: Callable[[Any], None] | None = None) -> None:
     from gpuprof.measure import timing
 
-    try:
+    with contextlib.suppress(Exception):  # no GPU, no driver: the first unit says so in its row or error
         timing.shared_harness()
-    except Exception:  # noqa: BLE001  (no GPU, no driver: the first unit says so in its row or error)
-        pass
 
 
 def _gpu_process(gpu: int, suite: Suite, inbox: Any, done: Any, work: RunUnit, timeout_s: float,

@@ -23,7 +23,8 @@ _STATUS_STYLE = {OK: "green", WRONG: "bold red", FAULT: "bold red", TIMEOUT: "bo
 MEASURED_OVER = ("faster than `devicequery --measure` measured: that figure is one library call at one size "
                  "(cuBLAS 8192³, a D2D copy), not a hardware limit")
 _GENERIC_FORMULA = {"flop": "TFLOP/s = the family's FLOP count / median time",
-                    "bytes": "GB/s = bytes each element must move (inputs read once, outputs written once) / median time"}
+                    "bytes": ("GB/s = bytes each element must move (inputs read once, outputs written once) "
+                              "/ median time")}
 
 
 # Higher: left out sooner when the table is wider than the console (render/fit.py). The size goes
@@ -142,10 +143,10 @@ def footer(table: RunTable, ceilings: Ceilings | None) -> list[str]:
     lines = [
         f"timing: {mode} — {MODES.get(mode, mode)}; median of the samples; spread = 1.4826·MAD/median.",
         formula(name, kind) + "; size = the size that row ran at (slow variants have a cap).",
-        f"speedups = ratio of rates (= time ratio at equal sizes) vs {baseline or 'no baseline'} and vs "
-        f"{vendor or 'no vendor'} measured in this same run; rows that are not OK get none.",
-        "check: max |out-ref| / max(|ref|, rms(ref)) against a float64 reference, fresh random inputs, "
-        "outputs poisoned with NaN, at every check size and the benchmark size.",
+        (f"speedups = ratio of rates (= time ratio at equal sizes) vs {baseline or 'no baseline'} and vs "
+         f"{vendor or 'no vendor'} measured in this same run; rows that are not OK get none."),
+        ("check: max |out-ref| / max(|ref|, rms(ref)) against a float64 reference, fresh random inputs, "
+         "outputs poisoned with NaN, at every check size and the benchmark size."),
     ]
     short = [r.variant for r in table.rows if r.timing and r.timing.summary and r.timing.summary.median_s < 20e-6]
     if short and mode in ("cold", "hot"):

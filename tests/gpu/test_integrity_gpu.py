@@ -66,7 +66,8 @@ def test_kernels_dir_catches_every_planted_vecadd_variant(tmp_path):
                    "--max-time", "0.5", "--json", str(out))
     assert done.returncode == 1, done.stdout + done.stderr
     rows = results.load(out).rows
-    assert {r.variant for r in rows} >= {"grid", "torch", "caches_result", "writes_half", "first_call_only", "zeroes_inputs"}
+    assert {r.variant for r in rows} >= {"grid", "torch", "caches_result", "writes_half", "first_call_only",
+                                         "zeroes_inputs"}
     assert_caught(rows)
     assert "Traceback" not in done.stderr
 
