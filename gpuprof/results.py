@@ -360,7 +360,7 @@ def derived_to_dict(derived: Derived) -> dict[str, Any]:
 def derived_from_dict(raw: dict[str, Any], where: str = "row", shared: dict[Any, Any] | None = None) -> Derived:
     """A row's "derived" from the file, each field's type checked. Files written before the speedups
     were kept lack vs_baseline/vs_vendor (analysis.derive.speedups fills them for a table); older
-    ones lack more keys: each missing one is None."""
+    ones lack more keys: each missing one is None (rate_kind: "bytes")."""
     shared = {} if shared is None else shared
     values: dict[str, Any] = {}
     for key in DERIVED_KEYS:
