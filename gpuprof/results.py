@@ -116,6 +116,39 @@ class Timing:
         return sum(self.throttled)
 
 
+@dataclass(frozen=True, slots=True)
+class Derived:
+    """A row's derived figures (analysis.derive), the ones its run table prints; the results file
+    keeps them under the row's "derived". Percentages are 0-100. The ceiling is the datasheet peak of
+    the row's own precision; the measured one (`devicequery --measure`) is kept apart."""
+
+    rate_kind: str  # "flop", "bytes", or "link" (bytes across the host link)
+    rate: float | None = None  # work / median (FLOP/s or bytes/s); None unless the row passed its check
+    pct_of_ceiling: float | None = None
+    ceiling_name: str | None = None
+    ceiling_value: float | None = None
+    ceiling_source: str | None = None
+    pct_of_measured: float | None = None
+    measured_name: str | None = None
+    measured_source: str | None = None
+    over_ceiling: str | None = None  # why a percentage above 100 can be real (a footnote), else None
+    floor_s: float | None = None  # the physical floor: the least time the row's work can take
+    floor: str | None = None  # how the floor was reckoned
+    vs_baseline: float | None = None  # rate / the rate of its table's baseline row (speedups)
+    vs_vendor: float | None = None  # rate / the rate of its table's vendor row
+    # The measured figure itself is not in the file (its name, source and the % of it are): a loaded
+    # row gets it back as rate / %, so it takes no part in comparisons.
+    measured_value: float | None = field(default=None, compare=False)
+
+
+# The keys of a row's "derived" in the results file, in the order written.
+DERIVED_KEYS = ("rate", "rate_kind", "pct_of_ceiling", "ceiling_name", "ceiling_value", "ceiling_source",
+                "pct_of_measured", "measured_name", "measured_source", "over_ceiling", "floor_s", "floor",
+                "vs_baseline", "vs_vendor")
+_DERIVED_NUMBERS = {"rate", "pct_of_ceiling", "ceiling_value", "pct_of_measured", "floor_s", "vs_baseline",
+                    "vs_vendor"}
+
+
 @dataclass
 class Row:
     """One (family, variant, size) result."""
@@ -132,7 +165,7 @@ class Row:
     defines: dict[str, int] = field(default_factory=dict)  # tile parameters the variant was built with
     precision: str = "fp32"  # the variant's arithmetic; its ceiling is that precision's peak
     flop_count: str = "executed"  # "nominal": flop is the family's formula, not what this algorithm does
-    derived: dict[str, Any] | None = None  # rate, pct_of_ceiling, ceiling_name, ceiling_source (analysis.derive)
+    derived: Derived | None = None  # rate, % of ceiling, speedups (analysis.derive); None: not judged
     ncu: dict[str, Any] | None = None
     sanitizer: dict[str, Any] | None = None
     control: bool = False  # a suite's `control = true`: compare estimates whole-run shifts from it
@@ -141,6 +174,11 @@ class Row:
     @property
     def id(self) -> str:
         return row_id(self.family, self.variant, self.size)
+
+    @property
+    def failed(self) -> bool:
+        """The row fails its run or suite (exit 1): wrong, faulted, timed out or impossibly fast."""
+        return self.check.status in FAILED_STATUSES
 
 
 @dataclass
@@ -171,6 +209,7 @@ def to_dict(results: Results) -> dict[str, Any]:
     data = asdict(results)
     for row, out in zip(results.rows, data["rows"]):
         out["id"] = row.id
+        out["derived"] = derived_to_dict(row.derived) if row.derived is not None else None
         timing = out.get("timing")
         if timing:
             for key in SAMPLE_FIELDS:
@@ -225,7 +264,7 @@ def _number(value: Any, name: str, optional: bool = True) -> float | None:
     if value is None and optional:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{name} must be a number, not {value!r}")
+        raise TypeError(f"{name} must be a number, not {value!r}")
     return value
 
 
@@ -247,7 +286,7 @@ def _row_from_dict(r: dict[str, Any], shared: dict[Any, Any] | None = None) -> R
     """One row, with every field's type checked: a foreign or hand-edited file fails here, not later.
     shared: equal strings and checked sizes of earlier rows, to reuse (_shared)."""
     if not isinstance(r, dict):
-        raise ValueError(f"a row must be an object, not {r!r:.40}")
+        raise TypeError(f"a row must be an object, not {r!r:.40}")
     shared = {} if shared is None else shared
     where = str(r.get("id") or f"{r.get('family')}/{r.get('variant')}")
     check = CheckResult(**r["check"])
@@ -283,13 +322,13 @@ def _row_from_dict(r: dict[str, Any], shared: dict[Any, Any] | None = None) -> R
             raise ValueError(f"{where}: timing.throttled must hold true/false per sample")
         _number(timing.resolution, f"{where}: timing.resolution")
     if not isinstance(r["vendor"], bool):
-        raise ValueError(f"{where}: vendor must be true or false, not {r['vendor']!r}")
+        raise TypeError(f"{where}: vendor must be true or false, not {r['vendor']!r}")
     if not isinstance(r.get("control", False), bool):
-        raise ValueError(f"{where}: control must be true or false, not {r['control']!r}")
+        raise TypeError(f"{where}: control must be true or false, not {r['control']!r}")
     if r.get("gpu") is not None and not isinstance(r["gpu"], dict):
-        raise ValueError(f"{where}: gpu must be an object like {{\"index\": 0, \"name\": ...}}")
+        raise TypeError(f"{where}: gpu must be an object like {{\"index\": 0, \"name\": ...}}")
     if not isinstance(r["size"], dict):
-        raise ValueError(f"{where}: size must be a table like {{\"n\": 1024}}")
+        raise TypeError(f"{where}: size must be a table like {{\"n\": 1024}}")
     size = {str(k): int(v) for k, v in r["size"].items()}
     return Row(
         family=_shared_text(str(r["family"]), shared),
@@ -304,12 +343,36 @@ def _row_from_dict(r: dict[str, Any], shared: dict[Any, Any] | None = None) -> R
         defines={str(k): int(v) for k, v in (r.get("defines") or {}).items()},
         precision=_shared_text(str(r.get("precision", "fp32")), shared),
         flop_count=_shared_text(str(r.get("flop_count", "executed")), shared),
-        derived=dict(r["derived"]) if isinstance(r.get("derived"), dict) else None,
+        derived=derived_from_dict(r["derived"], where, shared) if isinstance(r.get("derived"), dict) else None,
         ncu=r.get("ncu"),
         sanitizer=r.get("sanitizer"),
         control=r.get("control", False),
         gpu=r.get("gpu"),
     )
+
+
+def derived_to_dict(derived: Derived) -> dict[str, Any]:
+    """A row's "derived" as the results file writes it (DERIVED_KEYS)."""
+    return {key: getattr(derived, key) for key in DERIVED_KEYS}
+
+
+def derived_from_dict(raw: dict[str, Any], where: str = "row", shared: dict[Any, Any] | None = None) -> Derived:
+    """A row's "derived" from the file, each field's type checked. Files written before the speedups
+    were kept lack vs_baseline/vs_vendor (analysis.derive.speedups fills them for a table); older
+    ones lack more keys: each missing one is None (rate_kind: "bytes")."""
+    shared = {} if shared is None else shared
+    values: dict[str, Any] = {}
+    for key in DERIVED_KEYS:
+        value = raw.get(key)
+        if key in _DERIVED_NUMBERS:
+            values[key] = _number(value, f"{where}: derived.{key}")
+        elif value is not None and not isinstance(value, str):
+            raise TypeError(f"{where}: derived.{key} must be text, not {value!r:.40}")
+        else:
+            values[key] = _shared(value, shared)
+    values["rate_kind"] = values["rate_kind"] or "bytes"
+    rate, pct = values["rate"], values["pct_of_measured"]
+    return Derived(**values, measured_value=100.0 * rate / pct if rate and pct else None)
 
 
 def save(results: Results, path: str | Path) -> Path:

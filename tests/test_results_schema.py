@@ -15,11 +15,15 @@ from gpuprof.analysis.stats import summarize
 from gpuprof.errors import InputError
 from gpuprof.files import atomic_write_text
 from gpuprof.results import (
+    CHECK_STATUSES,
+    DERIVED_KEYS,
+    FAILED_STATUSES,
     OK,
     SCHEMA_NAME,
     SCHEMA_VERSION,
     WRONG,
     CheckResult,
+    Derived,
     Results,
     Row,
     Timing,
@@ -112,6 +116,52 @@ def test_raw_samples_are_kept_in_the_file(tmp_path):
     data = json.loads(save(original, tmp_path / "r.json").read_text())
     assert data["rows"][0]["timing"]["samples_s"] == original.rows[0].timing.samples_s
     assert data["rows"][1]["timing"] is None
+
+
+FIGURES = Derived(rate_kind="flop", rate=3.2e13, pct_of_ceiling=47.8, ceiling_name="FP32 (non-tensor)",
+                  ceiling_value=66.9e12, ceiling_source="datasheet H100 SXM5", pct_of_measured=61.9,
+                  measured_name="measured cuBLAS SGEMM", measured_source="measured 2026-11-20", over_ceiling=None,
+                  floor_s=2.1e-4, floor="1.37e+10 FLOP at the FP32 (non-tensor) peak 66.9 TFLOP/s",
+                  vs_baseline=12.5, vs_vendor=0.62, measured_value=51.7e12)
+
+
+def test_derived_figures_round_trip_as_the_typed_object(tmp_path):
+    original = sample_results()
+    original.rows[0].derived = FIGURES
+    path = save(original, tmp_path / "r.json")
+    raw = json.loads(path.read_text())["rows"][0]["derived"]
+    assert list(raw) == list(DERIVED_KEYS)  # the keys the file has always had, then the speedups
+    assert "measured_value" not in raw
+    back = load(path).rows[0].derived
+    assert isinstance(back, Derived) and back == FIGURES
+    assert back.measured_value == pytest.approx(100 * FIGURES.rate / FIGURES.pct_of_measured)  # rate / %
+    assert load(path).rows[1].derived is None
+
+
+def test_a_derived_dict_written_before_speedups_were_kept_still_loads(tmp_path):
+    data = valid_dict()
+    old = {key: value for key, value in results.derived_to_dict(FIGURES).items() if not key.startswith("vs_")}
+    data["rows"][0]["derived"] = old
+    loaded = load(write_json(tmp_path / "r.json", data)).rows[0].derived
+    assert loaded == Derived(**{**old, "vs_baseline": None, "vs_vendor": None})
+    data["rows"][0]["derived"] = {"rate": 1e12, "pct_of_ceiling": 1.5, "ceiling_name": "FP32", "ceiling_source": "x"}
+    oldest = load(write_json(tmp_path / "r.json", data)).rows[0].derived  # the first files' four keys
+    assert (oldest.rate, oldest.ceiling_name, oldest.floor_s, oldest.vs_baseline) == (1e12, "FP32", None, None)
+
+
+@pytest.mark.parametrize(("key", "value"), [("rate", "fast"), ("vs_baseline", True), ("ceiling_name", 3)])
+def test_a_derived_field_of_the_wrong_type_is_named(tmp_path, key, value):
+    data = valid_dict()
+    data["rows"][0]["derived"] = {**results.derived_to_dict(FIGURES), key: value}
+    message = load_error(write_json(tmp_path / "r.json", data)).message
+    assert f"derived.{key}" in message.split("malformed results file", 1)[1]
+
+
+def test_a_failed_row_is_one_of_the_failed_statuses():
+    for status in CHECK_STATUSES:
+        row = Row(family="vecadd", variant="grid", size={"n": 1}, vendor=False, check=CheckResult(status=status))
+        assert row.failed == (status in FAILED_STATUSES)
+    assert {s for s in CHECK_STATUSES if s not in FAILED_STATUSES} == {OK, results.SKIPPED}
 
 
 def test_from_dict_ignores_the_derived_id():

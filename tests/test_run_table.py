@@ -14,13 +14,14 @@ from typer.testing import CliRunner
 from gpuprof import families, results
 from gpuprof.analysis import ceilings
 from gpuprof.analysis.ceilings import Measured
-from gpuprof.analysis.derive import derive, judge
+from gpuprof.analysis.derive import derive
 from gpuprof.analysis.stats import summarize
+from gpuprof.analysis.tables import Table
 from gpuprof.cli import app
 from gpuprof.commands import run as run_core
 from gpuprof.measure import device_ceilings
 from gpuprof.render.tables import run_table
-from gpuprof.results import IMPOSSIBLE, OK, CheckResult, Results, Row, Timing
+from gpuprof.results import IMPOSSIBLE, OK, CheckResult, Row, Timing
 from gpuprof.variants import catalog
 from tests.analysis.test_ceilings import h100
 
@@ -51,9 +52,9 @@ def manifest_rows(family_name: str, rates: dict[str, float], size: dict[str, int
 
 def render(family_name: str, rows: list[Row], limits, width: int = 160, mode: str = "cold") -> str:
     family = catalog.load_family(family_name)
-    derived = derive(rows, families.host(family_name).RATE, family.baseline, family.vendor_reference, limits)
+    derive(rows, families.host(family_name).RATE, family.baseline, family.vendor_reference, limits)
     console = Console(width=width, record=True, color_system=None)
-    console.print(run_table(family, derived, family.baseline, family.vendor_reference, limits, mode, width=width))
+    console.print(run_table(Table(family, rows, family.baseline, family.vendor_reference, mode), limits, width=width))
     return console.export_text()
 
 
@@ -124,7 +125,7 @@ def test_a_row_with_no_samples_shows_its_stop_reason():
 def test_the_matmul_table_keeps_variant_names_whole(width):
     text = render("matmul", manifest_rows("matmul", MATMUL_RATES), H100, width=width)
     for name in MATMUL_RATES:
-        assert re.search(rf"^{name}\b", text, re.M), name
+        assert re.search(rf"^{name}\b", text, re.MULTILINE), name
     assert "…" not in text and max(map(len, text.splitlines())) <= width
 
 
@@ -150,26 +151,32 @@ def test_the_core_marks_an_impossible_row_before_the_json_is_written(monkeypatch
     assert last[1]["derived"]["rate"] is None
 
 
-def test_gpuprof_run_exits_1_on_an_impossible_row(monkeypatch):
-    def fake_run_family(request, progress=None, checkpoint=None, worker=None):
-        rows = [judge(r, H100, "flop") for r in manifest_rows("matmul", {"cublas": 52.07, "warptile": 400.0})]
-        return Results(environment={}, rows=rows)
+def fake_core(monkeypatch, rows: list[Row], limits=H100) -> None:
+    """`gpuprof run` through the real core (judging, speedups, its table), each variant's row made
+    up instead of measured, without worker processes or a GPU."""
+    by_name = {r.variant: r for r in rows}
+    monkeypatch.setattr(run_core, "run_variant", lambda fam, variant, *a, **k: by_name[variant.name])
+    monkeypatch.setattr(run_core.fingerprint, "environment", lambda: {"gpu_name": h100().name})
+    monkeypatch.setattr(run_core, "gpu_ceilings", lambda: limits)
 
-    monkeypatch.setattr("gpuprof.commands.run.run_family", fake_run_family)
-    monkeypatch.setattr("gpuprof.gpu.device_info", h100)
-    monkeypatch.setattr(device_ceilings, "load", lambda info: H100)
+    def run_tables(request, progress=None, checkpoint=None, worker=None):
+        family = catalog.load_family(request.family)
+        chosen = [v for v in family.select(request.variants) if v.name in by_name]
+        return run_core._run_variants(family, chosen, families.host(family.name),
+                                      request.size or dict(family.default_size), request, progress, checkpoint, None)
+
+    monkeypatch.setattr(run_core, "run_tables", run_tables)
+
+
+def test_gpuprof_run_exits_1_on_an_impossible_row(monkeypatch):
+    fake_core(monkeypatch, manifest_rows("matmul", {"cublas": 52.07, "warptile": 400.0}))
     result = CliRunner().invoke(app, ["run", "matmul", "--variants", "warptile,cublas"])
     assert result.exit_code == 1, result.output
     assert "IMPOSSIBLE" in result.output and "physical floor" in result.output
 
 
 def test_gpuprof_run_matmul_all_exits_0_without_a_percentage_above_100(monkeypatch):
-    def fake_run_family(request, progress=None, checkpoint=None, worker=None):
-        return Results(environment={}, rows=[judge(r, H100, "flop") for r in manifest_rows("matmul", MATMUL_RATES)])
-
-    monkeypatch.setattr("gpuprof.commands.run.run_family", fake_run_family)
-    monkeypatch.setattr("gpuprof.gpu.device_info", h100)
-    monkeypatch.setattr(device_ceilings, "load", lambda info: H100)
+    fake_core(monkeypatch, manifest_rows("matmul", MATMUL_RATES))
     result = CliRunner().invoke(app, ["run", "matmul", "--variants", "all"], env={"COLUMNS": "160"})
     assert result.exit_code == 0, result.output
     assert max(percentages(result.output.split("timing:")[0])) <= 100.0

@@ -11,19 +11,15 @@ import pytest
 from rich.console import Console
 
 from gpuprof.commands.show import show
-from gpuprof.render.fit import print_table
-from gpuprof.render.tables import run_table
+from gpuprof.render.tables import print_run_tables
 
 RESULTS = Path(__file__).parent / "fixtures" / "results"
 FILES = ["h100_matmul_all.json", "smoke_a.json"]
 
 
 def render(path: Path, width: int, wide: bool = False) -> str:
-    shown = show(path)
     console = Console(width=width, record=True, color_system=None)
-    for g in shown.groups:
-        print_table(console, run_table(g.family, g.derived, g.baseline, g.vendor, shown.ceilings, g.mode,
-                                           width=None if wide else width), wide)
+    print_run_tables(console, show(path), wide)
     return console.export_text()
 
 
@@ -42,7 +38,7 @@ def test_the_table_fits_and_cuts_no_cell(name, width):
         assert re.search(rf"\b{row.check.status.upper()} \d\.\de[-+]\d\d\b", line), line  # check cell whole
     if width == 160:
         for head in ("size", "check", "median", "spread", "samples", "% ceiling", "vs "):
-            assert re.search(rf"^variant .*{re.escape(head)}", text, re.M), head
+            assert re.search(rf"^variant .*{re.escape(head)}", text, re.MULTILINE), head
         assert "not shown at this width" not in text
 
 

@@ -3,15 +3,15 @@
 Only rows that passed their check get a rate. A row is judged against the ceiling of its own
 precision (analysis.ceilings); a median below the physical floor (the time the datasheet says
 its bytes or FLOPs need at least) makes it IMPOSSIBLE: such a time cannot be the variant's work.
+The figures are stored on the row (results.Derived): tables, JSON and `show` read them there.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
 
-from gpuprof.analysis.ceilings import Ceiling, Ceilings
-from gpuprof.results import IMPOSSIBLE, OK, Row
+from gpuprof.analysis.ceilings import Ceilings
+from gpuprof.results import IMPOSSIBLE, OK, Derived, Row
 
 # A median this much below the floor is IMPOSSIBLE. The margin absorbs datasheet rounding
 # (3.35 TB/s is 3.352), an SM clock a little above the table's (the clock probe has read
@@ -27,20 +27,6 @@ LINK_DUPLEX = ("host-to-device and device-to-host copies overlapped: PCIe carrie
                "so the bytes of both can pass one direction's rate")
 WITHIN_MARGIN = (f"above the datasheet peak but within the {FLOOR_MARGIN:.0%} margin of the floor: clocks above "
                  "the table's, datasheet rounding, or work not on the timed stream?")
-
-
-@dataclass(frozen=True)
-class Derived:
-    row: Row
-    rate: float | None  # FLOP/s or bytes/s, from the median
-    rate_kind: str  # "flop" or "bytes"
-    fraction_of_ceiling: float | None
-    vs_baseline: float | None
-    vs_vendor: float | None
-    ceiling: Ceiling | None = None  # the datasheet ceiling of the row's precision
-    fraction_of_measured: float | None = None  # vs `devicequery --measure`'s figure, never mixed in
-    measured: Ceiling | None = None
-    over_ceiling: str | None = None  # why a fraction above 100 % can be real (a footnote), else None
 
 
 @dataclass(frozen=True)
@@ -112,8 +98,9 @@ def impossible_reason(row: Row, ceilings: Ceilings | None, margin: float = FLOOR
 
 
 def judge(row: Row, ceilings: Ceilings | None, rate_kind: str) -> Row:
-    """Mark a row IMPOSSIBLE when its median is below the physical floor, and record its derived
-    figures (rate, % of ceiling and which ceiling) in row.derived for the results JSON."""
+    """Mark a row IMPOSSIBLE when its median is below the physical floor, and store its own figures
+    (rate, % of ceiling and which ceiling, floor) in row.derived; its speedups come once its table's
+    rows are known (speedups)."""
     reason = impossible_reason(row, ceilings, rate_kind=rate_kind)
     if reason:
         row.check.status = IMPOSSIBLE
@@ -122,39 +109,56 @@ def judge(row: Row, ceilings: Ceilings | None, rate_kind: str) -> Row:
     return row
 
 
-def figures(row: Row, ceilings: Ceilings | None, rate_kind: str) -> dict[str, Any]:
-    """The derived fields written into the results JSON; the same numbers the run table prints."""
-    d = _one(row, rate_kind, ceilings)
-    floor = physical_floor(row, ceilings, rate_kind)
-    return {
-        "rate": d.rate, "rate_kind": rate_kind,
-        "pct_of_ceiling": _pct(d.fraction_of_ceiling),
-        "ceiling_name": d.ceiling.name if d.ceiling else None,
-        "ceiling_value": d.ceiling.value if d.ceiling else None,
-        "ceiling_source": d.ceiling.source if d.ceiling else None,
-        "pct_of_measured": _pct(d.fraction_of_measured),
-        "measured_name": d.measured.name if d.measured else None,
-        "measured_source": d.measured.source if d.measured else None,
-        "over_ceiling": d.over_ceiling,
-        "floor_s": floor.seconds if floor else None,
-        "floor": floor.why if floor else None,
-    }
+def derive(rows: list[Row], rate_kind: str, baseline: str | None, vendor: str | None,
+           ceilings: Ceilings | None) -> list[Derived]:
+    """Every figure of one table's rows, speedups included, stored on each row (row.derived) and
+    returned in row order. Judges nothing: a row's status stays as it is."""
+    for row in rows:
+        row.derived = figures(row, ceilings, rate_kind)
+    return speedups(rows, baseline, vendor)
 
 
-def _pct(fraction: float | None) -> float | None:
-    return None if fraction is None else 100.0 * fraction
+def speedups(rows: list[Row], baseline: str | None, vendor: str | None) -> list[Derived]:
+    """Store vs_baseline and vs_vendor on the figures of one table's rows: ratios of the rates
+    already stored (= time ratios at equal sizes). A row without figures keeps none."""
+    rates = {r.variant: r.derived.rate if r.derived else None for r in rows}
+    base_rate = rates.get(baseline) if baseline else None
+    vendor_rate = rates.get(vendor) if vendor else None
+    out = []
+    for row in rows:
+        if row.derived is None:
+            continue
+        rate = row.derived.rate
+        row.derived = replace(row.derived, vs_baseline=rate / base_rate if rate and base_rate else None,
+                              vs_vendor=rate / vendor_rate if rate and vendor_rate else None)
+        out.append(row.derived)
+    return out
 
 
-def _one(row: Row, rate_kind: str, ceilings: Ceilings | None) -> Derived:
+def figures(row: Row, ceilings: Ceilings | None, rate_kind: str) -> Derived:
+    """The row's own figures (no speedups: those need its table, see speedups)."""
     rate = rate_of(row, rate_kind)
     ceiling = ceilings.ceiling(rate_kind, row.precision) if ceilings else None
     measured = ceilings.measured_ceiling(rate_kind, row.precision) if ceilings else None
     fraction = rate / ceiling.value if rate and ceiling else None
+    floor = physical_floor(row, ceilings, rate_kind)
     return Derived(
-        row=row, rate=rate, rate_kind=rate_kind, fraction_of_ceiling=fraction, vs_baseline=None, vs_vendor=None,
-        ceiling=ceiling, fraction_of_measured=rate / measured.value if rate and measured else None,
-        measured=measured, over_ceiling=_over_ceiling(row, rate_kind) if fraction and fraction > 1.0 else None,
+        rate_kind=rate_kind, rate=rate, pct_of_ceiling=_pct(fraction),
+        ceiling_name=ceiling.name if ceiling else None,
+        ceiling_value=ceiling.value if ceiling else None,
+        ceiling_source=ceiling.source if ceiling else None,
+        pct_of_measured=_pct(rate / measured.value if rate and measured else None),
+        measured_name=measured.name if measured else None,
+        measured_source=measured.source if measured else None,
+        measured_value=measured.value if measured else None,
+        over_ceiling=_over_ceiling(row, rate_kind) if fraction and fraction > 1.0 else None,
+        floor_s=floor.seconds if floor else None,
+        floor=floor.why if floor else None,
     )
+
+
+def _pct(fraction: float | None) -> float | None:
+    return None if fraction is None else 100.0 * fraction
 
 
 def _over_ceiling(row: Row, rate_kind: str) -> str:
@@ -165,22 +169,3 @@ def _over_ceiling(row: Row, rate_kind: str) -> str:
         return LINK_DUPLEX
     mode = row.timing.mode if row.timing else "cold"
     return L2_RESIDENT if mode in L2_MODES else L2_PARTIAL
-
-
-def derive(rows: list[Row], rate_kind: str, baseline: str | None, vendor: str | None,
-           ceilings: Ceilings | None) -> list[Derived]:
-    rates = {r.variant: rate_of(r, rate_kind) for r in rows}
-    base_rate = rates.get(baseline) if baseline else None
-    vendor_rate = rates.get(vendor) if vendor else None
-    out = []
-    for r in rows:
-        d = _one(r, rate_kind, ceilings)
-        rate = d.rate
-        out.append(Derived(
-            row=r, rate=rate, rate_kind=rate_kind, fraction_of_ceiling=d.fraction_of_ceiling,
-            vs_baseline=rate / base_rate if rate and base_rate else None,
-            vs_vendor=rate / vendor_rate if rate and vendor_rate else None,
-            ceiling=d.ceiling, fraction_of_measured=d.fraction_of_measured, measured=d.measured,
-            over_ceiling=d.over_ceiling,
-        ))
-    return out

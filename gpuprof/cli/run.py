@@ -1,9 +1,10 @@
-"""`gpuprof run`, `gpuprof suite` and the hidden `gpuprof launch`: check, then time each variant; one table, optional JSON."""
+"""`gpuprof run`, `gpuprof suite` and the hidden `gpuprof launch`: check, then time each variant; one table,
+optional JSON."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -13,10 +14,11 @@ from gpuprof.cli._options import Force, JsonOut, Size, VariantOptions, Variants,
 from gpuprof.cli._output import command_line, human_console
 from gpuprof.errors import Finding, UsageError
 
-DEFAULT_VARIANT_TIMEOUT_S = 300.0  # = commands.run.DEFAULT_VARIANT_TIMEOUT_S (a test keeps them equal); not imported, for a fast --help
+# = commands.run.DEFAULT_VARIANT_TIMEOUT_S (a test keeps them equal); not imported, for a fast --help
+DEFAULT_VARIANT_TIMEOUT_S = 300.0
 Timeout = Annotated[float, typer.Option(
-    "--timeout", help="Seconds one variant may take (compile, check, timing) before it is stopped and reported TIMEOUT; "
-                      "each variant runs in a worker process, so a fault or hang costs only that variant.")]
+    "--timeout", help="Seconds one variant may take (compile, check, timing) before it is stopped and reported "
+                      "TIMEOUT; each variant runs in a worker process, so a fault or hang costs only that variant.")]
 
 
 # The run table shows the columns that fit the terminal (its caption names the rest); --wide: all.
@@ -30,17 +32,23 @@ def run(
     family: Annotated[str, typer.Argument(help="Kernel family, e.g. matmul or vecadd (see `gpuprof list`).")],
     variants: Variants = None,
     size: Size = None,
-    timing: Annotated[str, typer.Option("--timing", "-t", help="Timing mode: cold (caches flushed), hot, graph or cupti (see docs).")] = "cold",
-    baseline: Annotated[Optional[str], typer.Option("--baseline", help="Variant the speedups are relative to. Default: the family's baseline.")] = None,
+    timing: Annotated[str, typer.Option(
+        "--timing", "-t", help="Timing mode: cold (caches flushed), hot, graph or cupti (see docs).")] = "cold",
+    baseline: Annotated[str | None, typer.Option(
+        "--baseline", help="Variant the speedups are relative to. Default: the family's baseline.")] = None,
     json_out: JsonOut = None,
     force: Force = False,
     wide: Wide = False,
     min_samples: Annotated[int, typer.Option("--min-samples", help="Fewest timed samples per variant.")] = 10,
-    max_time: Annotated[float, typer.Option("--max-time", help="Time budget per variant in seconds (sampling stops when the spread is small or this is spent).")] = 2.0,
-    target_spread: Annotated[float, typer.Option("--target-spread", help="Stop sampling once the robust relative spread is at most this.")] = 0.005,
+    max_time: Annotated[float, typer.Option(
+        "--max-time",
+        help="Time budget per variant in seconds (sampling stops when the spread is small or this is spent).")] = 2.0,
+    target_spread: Annotated[float, typer.Option(
+        "--target-spread", help="Stop sampling once the robust relative spread is at most this.")] = 0.005,
     check_only: Annotated[bool, typer.Option("--check-only", help="Check correctness; do not time.")] = False,
     discard_throttled: Annotated[bool, typer.Option(
-        "--discard-throttled", help="Drop samples taken while NVML saw power, thermal or slowdown throttling, and sample again.")] = False,
+        "--discard-throttled",
+        help="Drop samples taken while NVML saw power, thermal or slowdown throttling, and sample again.")] = False,
     timeout: Timeout = DEFAULT_VARIANT_TIMEOUT_S,
     *,
     variant_options: VariantOptions,
@@ -60,14 +68,10 @@ def run(
     saved: list[Path] = []
     with exit_on_error(lambda: saved[-1] if saved else None):
         from gpuprof import families, results
-        from gpuprof.analysis.derive import derive
-        from gpuprof.commands.run import RunRequest, run_family
+        from gpuprof.commands.run import RunRequest, run_tables
         from gpuprof.files import check_outputs
-        from gpuprof.gpu import device_info
-        from gpuprof.measure import device_ceilings
         from gpuprof.measure.timing import TimingPolicy
-        from gpuprof.render.fit import print_table
-        from gpuprof.render.tables import run_table
+        from gpuprof.render.tables import print_run_tables
         from gpuprof.variants import catalog
         from gpuprof.variants.sizes import parse_size
 
@@ -83,7 +87,7 @@ def run(
             family=family, variants=[v.name for v in chosen], size=parse_size(fam, size),
             policy=TimingPolicy(mode=timing, min_samples=min_samples, max_time_s=max_time,
                                 target_spread=target_spread, discard_throttled=discard_throttled),
-            check_only=check_only, defines=defines, extra_variants=extra, timeout_s=_positive(timeout),
+            check_only=check_only, defines=defines, extra_variants=extra, timeout_s=_positive(timeout), baseline=base,
         )
         command = command_line(ctx)
         finished: list[results.Results] = []
@@ -96,22 +100,21 @@ def run(
                 saved[:] = [target]
 
         with _progress_bar(len(chosen)) as on_step:
-            outcome = run_family(request, on_step, checkpoint=save)
+            report = run_tables(request, on_step, checkpoint=save)
         spec = families.host(fam.name)
-        limits = device_ceilings.load(device_info())
         if target == "-" and finished:
             typer.echo("".join(results.json_parts(finished[-1])))
-    derived = derive(outcome.rows, spec.RATE, base, fam.vendor_reference, limits)
     console = human_console(target)
-    print_table(console, run_table(fam, derived, base, fam.vendor_reference, limits, timing,
-                            width=None if wide else console.width), wide)
-    for line in spec.notes(outcome.rows, fam, limits.measured):
+    print_run_tables(console, report, wide)
+    measured = report.ceilings.measured if report.ceilings else None
+    for line in spec.notes(report.results.rows, fam, measured):
         console.print(line)  # a family's own figure across rows (transfers: the streams' overlap)
     if isinstance(target, Path):
         console.print(f"results written to {target}")
-    bad = [r for r in outcome.rows if r.check.status not in (results.OK, results.SKIPPED)]
+    bad = report.failed
     if bad:
-        raise Finding(f"{len(bad)} variant(s) failed: " + ", ".join(f"{r.variant} {r.check.status.upper()}" for r in bad))
+        raise Finding(f"{len(bad)} variant(s) failed: "
+                      + ", ".join(f"{r.variant} {r.check.status.upper()}" for r in bad))
 
 
 def _check_policy(min_samples: int, max_time: float, target_spread: float) -> None:
@@ -184,11 +187,13 @@ class _progress_bar:
 @with_variant_options
 def launch(
     family: Annotated[str, typer.Argument(help="Kernel family.")],
-    variant: Annotated[str, typer.Argument(help="One variant, or a comma list launched one after another in this process.")],
+    variant: Annotated[str, typer.Argument(
+        help="One variant, or a comma list launched one after another in this process.")],
     size: Size = None,
     count: Annotated[int, typer.Option("--count", help="Launches to make.")] = 1,
     warmup: Annotated[int, typer.Option("--warmup", help="Extra launches first.")] = 0,
-    plain_alloc: Annotated[bool, typer.Option("--plain-alloc", help="No memory pools (for compute-sanitizer).")] = False,
+    plain_alloc: Annotated[bool, typer.Option(
+        "--plain-alloc", help="No memory pools (for compute-sanitizer).")] = False,
     *,
     variant_options: VariantOptions,
 ) -> None:
@@ -214,12 +219,12 @@ def suite(
     force: Force = False,
     wide: Wide = False,
     timeout: Timeout = DEFAULT_VARIANT_TIMEOUT_S,
-    gpus: Annotated[Optional[str], typer.Option(
+    gpus: Annotated[str | None, typer.Option(
         "--gpus", metavar="all|0,1",
         help="Spread the rows over these GPUs (one worker process each, nvidia-smi numbering; a free "
              "GPU takes the longest unit left, keeping to the families it has started); each row "
              "records its GPU. Default: one GPU.")] = None,
-    history: Annotated[Optional[Path], typer.Option(
+    history: Annotated[Path | None, typer.Option(
         "--history", metavar="RESULTS.json",
         help="With --gpus: an earlier results file of this suite; its unit times order the work "
              "(longest first). Default: the --json file being replaced, else estimates.")] = None,
@@ -242,16 +247,10 @@ def suite(
         return next((path for path, before in written if path.exists() and path.stat().st_mtime != before), None)
 
     with exit_on_error(saved):
-        from gpuprof import families, results
-        from gpuprof.analysis.derive import derive
-        from gpuprof.commands.suite import load, run_suite
+        from gpuprof.commands.suite import load, run_suite, suite_report
         from gpuprof.files import check_outputs
-        from gpuprof.gpu import device_info
-        from gpuprof.measure import device_ceilings
         from gpuprof.progress import Progress as Step
-        from gpuprof.render.fit import print_table
-        from gpuprof.render.tables import run_table
-        from gpuprof.variants import catalog
+        from gpuprof.render.tables import print_run_tables
 
         target = json_target(json_out)
         if target == "-":
@@ -259,27 +258,20 @@ def suite(
         if history is not None and gpus is None:
             raise UsageError("--history orders the work of a --gpus run; add --gpus all (or 0,1)")
         check_outputs([suite_file, history], {"--json": target}, force)
-        if isinstance(target, Path):
-            written.append((target, target.stat().st_mtime if target.exists() else None))
+        out = target if isinstance(target, Path) else None  # "-" is refused above
+        if out is not None:
+            written.append((out, out.stat().st_mtime if out.exists() else None))
         with err_console.status(f"reading {suite_file}", spinner="dots"):
             spec_file = load(suite_file)
         if gpus is not None:
-            outcome = _run_on_gpus(spec_file, gpus, target, _positive(timeout), history)
+            outcome = _run_on_gpus(spec_file, gpus, out, _positive(timeout), history)
         else:
             with _progress_bar(len(spec_file.cases)) as on_step:
-                outcome = run_suite(spec_file, target, lambda label, step: on_step(
+                outcome = run_suite(spec_file, out, lambda label, step: on_step(
                     Step(f"{label} {step.variant}", step.step, step.index, step.total)), timeout_s=_positive(timeout))
-        limits = device_ceilings.load(device_info())
+        report = suite_report(outcome)
     console = human_console(target)
-    groups: dict[tuple[str, str], list] = {}
-    for row in outcome.rows:
-        groups.setdefault((row.family, results.size_label(row.size)), []).append(row)
-    for (family_name, _), rows in groups.items():
-        fam = catalog.load_family(family_name)
-        derived = derive(rows, families.host(family_name).RATE, fam.baseline, fam.vendor_reference, limits)
-        print_table(console, run_table(fam, derived, fam.baseline, fam.vendor_reference, limits,
-                                rows[0].timing.mode if rows[0].timing else "cold",
-                                width=None if wide else console.width), wide)
+    print_run_tables(console, report, wide)
     if target is not None:
         console.print(f"results written to {target}")
     if gpus is not None:
@@ -288,6 +280,6 @@ def suite(
         line = summary_line(outcome.environment)
         if line:
             console.print(line)
-    bad = [r for r in outcome.rows if r.check.status not in (results.OK, results.SKIPPED)]
+    bad = report.failed
     if bad:
         raise Finding(f"{len(bad)} row(s) failed: " + ", ".join(f"{r.id} {r.check.status.upper()}" for r in bad))

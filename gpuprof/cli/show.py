@@ -15,26 +15,25 @@ from gpuprof.errors import Finding
 
 @app.command()
 def show(
-    results_file: Annotated[Path, typer.Argument(metavar="RESULTS.json", help="A results file from run, suite or pytest --gpuprof-json.")],
-    wide: Annotated[bool, typer.Option("--wide", help="Every column of the table, whatever the terminal width.")] = False,
+    results_file: Annotated[Path, typer.Argument(
+        metavar="RESULTS.json", help="A results file from run, suite or pytest --gpuprof-json.")],
+    wide: Annotated[bool, typer.Option(
+        "--wide", help="Every column of the table, whatever the terminal width.")] = False,
 ) -> None:
     """Print a results file as `gpuprof run` printed it (ceilings of the file's GPU); exit 1 if a row failed.
 
     Example: gpuprof show matmul.json
     """
     from gpuprof.commands.show import show as show_file
-    from gpuprof.render.fit import print_table
-    from gpuprof.render.tables import run_table
+    from gpuprof.render.tables import print_run_tables
 
     with exit_on_error():
         shown = show_file(results_file)
     console = human_console(None)
     if shown.results.command:
-        console.print(f"{results_file}: {shown.results.command} ({shown.results.environment.get('gpu_name', 'unknown GPU')}, "
-                      f"{shown.results.created_utc or 'undated'})")
-    for group in shown.groups:
-        print_table(console, run_table(group.family, group.derived, group.baseline, group.vendor, shown.ceilings, group.mode,
-                                width=None if wide else console.width), wide)
+        gpu_name = shown.results.environment.get("gpu_name", "unknown GPU")
+        console.print(f"{results_file}: {shown.results.command} ({gpu_name}, {shown.results.created_utc or 'undated'})")
+    print_run_tables(console, shown, wide)
     if shown.ceilings is None:
         console.print("% ceiling: not shown; no ceilings are known for this file's GPU.")
     if shown.failed:

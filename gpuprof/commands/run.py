@@ -9,6 +9,8 @@ from typing import Any
 
 from gpuprof import families, fingerprint
 from gpuprof.analysis import derive
+from gpuprof.analysis.ceilings import Ceilings
+from gpuprof.analysis.tables import Report, Table, table_rows
 from gpuprof.errors import EnvironmentProblem, UsageError
 from gpuprof.gpu import cupy, device_info
 from gpuprof.measure import device_ceilings, integrity, isolation, timing
@@ -35,13 +37,28 @@ class RunRequest:
     defines: dict[str, int] = field(default_factory=dict)
     isolate: bool = True  # each variant in a worker process: a fault or hang costs only that variant
     timeout_s: float = DEFAULT_VARIANT_TIMEOUT_S  # per variant, with isolate
+    baseline: str | None = None  # the variant speedups are relative to; None: the family's baseline
 
 
 def run_family(request: RunRequest, progress: ProgressFn | None = None,
                checkpoint: Callable[[Results], None] | None = None,
                worker: isolation.Worker | None = None) -> Results:
+    """run_tables' results alone (what a suite keeps)."""
+    return run_tables(request, progress, checkpoint, worker).results
+
+
+def gpu_ceilings() -> Ceilings:
+    """This GPU's ceilings, the ones its rows are judged against: its datasheet peaks, with the
+    figures `devicequery --measure` cached for it alongside."""
+    return device_ceilings.load(device_info())
+
+
+def run_tables(request: RunRequest, progress: ProgressFn | None = None,
+               checkpoint: Callable[[Results], None] | None = None,
+               worker: isolation.Worker | None = None) -> Report:
     """Check and time each chosen variant; checkpoint(results) after every variant, so an
-    interrupted run can keep what it finished.
+    interrupted run can keep what it finished. Every row is judged (analysis.derive) as it
+    comes, and its speedups are stored once it is in: the report's one table is what `run` prints.
 
     With request.isolate each variant runs in a worker process (the one given, or one of this
     run's own): a variant that faults or hangs is reported as FAULT / TIMEOUT and the others still
@@ -62,11 +79,13 @@ def run_family(request: RunRequest, progress: ProgressFn | None = None,
 
 def _run_variants(family: Family, chosen: list[Variant], spec: Any, size: dict[str, int], request: RunRequest,
                   progress: ProgressFn | None, checkpoint: Callable[[Results], None] | None,
-                  worker: isolation.Worker | None) -> Results:
+                  worker: isolation.Worker | None) -> Report:
     outcome = Results(environment=fingerprint.environment(), rows=[], timing_policy=request.policy.to_dict(),
                       created_utc=fingerprint.now_utc())
     context_lost = ""
-    limits = device_ceilings.load(device_info())  # datasheet ceilings: a median below their floor is IMPOSSIBLE
+    limits = gpu_ceilings()  # datasheet ceilings: a median below their floor is IMPOSSIBLE
+    baseline, vendor = request.baseline or family.baseline, family.vendor_reference
+    tables: list[Table] = []
     for index, variant in enumerate(chosen):
         def report(step: str, variant: Variant = variant, index: int = index) -> None:
             if progress:
@@ -83,10 +102,21 @@ def _run_variants(family: Family, chosen: list[Variant], spec: Any, size: dict[s
             if row.check.status == FAULT:
                 context_lost = f"{variant.name} faulted and the CUDA context is lost"
         outcome.rows.append(derive.judge(row, limits, spec.RATE))
+        tables = _tables(outcome.rows, family, baseline, vendor, request.policy.mode, size)
         report("done")
         if checkpoint:
             checkpoint(outcome)
-    return outcome
+    return Report(outcome, tables, limits)
+
+
+def _tables(rows: list[Row], family: Family, baseline: str, vendor: str | None, mode: str,
+            size: dict[str, int]) -> list[Table]:
+    """The run's rows as one table (all were asked to run at `size`), their speedups stored."""
+    tables = []
+    for (_, _, table_mode), group in table_rows(rows, mode, asked=size).items():
+        derive.speedups(group, baseline, vendor)
+        tables.append(Table(family, group, baseline, vendor, table_mode))
+    return tables
 
 
 def _blank_row(family: Family, variant: Variant, size: dict[str, int], spec: Any) -> Row:
@@ -162,8 +192,9 @@ def _run_isolated(worker: isolation.Worker, job: tuple, report: Callable[[str], 
     row = _blank_row(family, variant, size, families.host(family.name))
     during = f" during {answer.last_event}" if answer.last_event else " while starting"
     if answer.status == isolation.TIMED_OUT:
-        row.check = CheckResult(status=TIMEOUT, reasons=[
-            f"{answer.detail}{during}; its worker process was stopped (a kernel that never ends? --timeout sets the limit)"])
+        row.check = CheckResult(status=TIMEOUT, reasons=[(
+            f"{answer.detail}{during}; its worker process was stopped "
+            "(a kernel that never ends? --timeout sets the limit)")])
     else:
         row.check = CheckResult(status=FAULT, reasons=[f"{answer.detail}{during}"])
     return row

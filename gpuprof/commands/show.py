@@ -1,61 +1,38 @@
-"""`gpuprof show`'s core: a results file -> the groups `gpuprof run` would have printed, judged
-again without a GPU (rates, % of ceiling and speedups from analysis.derive; ceilings from the
+"""`gpuprof show`'s core: a results file -> the tables `gpuprof run` would have printed, their
+figures derived again without a GPU (analysis.derive, stored on the rows; ceilings from the
 file's own fingerprint, never from this machine)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gpuprof import families, results
 from gpuprof.analysis import ceilings
 from gpuprof.analysis.ceilings import Ceilings
-from gpuprof.analysis.derive import Derived, derive
+from gpuprof.analysis.derive import derive
+from gpuprof.analysis.tables import Report, Table, table_rows
 from gpuprof.errors import GpuprofError
-from gpuprof.results import FAILED_STATUSES, Results, Row
+from gpuprof.results import Row
 from gpuprof.variants import catalog
 from gpuprof.variants.catalog import Family
 
 
-@dataclass(frozen=True)
-class Group:
-    """Rows of one family at one size and timing mode: one `run` table."""
-
-    family: Family
-    derived: list[Derived]
-    baseline: str | None
-    vendor: str | None
-    mode: str
-
-
-@dataclass(frozen=True)
-class Shown:
-    results: Results
-    groups: list[Group]
-    ceilings: Ceilings | None
-
-    @property
-    def failed(self) -> list[Row]:
-        return [r for r in self.results.rows if r.check.status in FAILED_STATUSES]
-
-
-def show(path: Path) -> Shown:
-    """Load the file (InputError if it is not a results file) and group its rows as `run` does."""
+def show(path: Path) -> Report:
+    """Load the file (InputError if it is not a results file) and group its rows into tables as
+    `suite` does; each row's figures are derived again with the ceilings of the file's GPU (a file
+    written before speedups were kept gets them here) and stored on it."""
     loaded = results.load(path)
     limits = ceilings_of(loaded.environment)
-    groups: dict[tuple[str, str, str], list[Row]] = {}
-    for row in loaded.rows:
-        mode = row.timing.mode if row.timing else str(loaded.timing_policy.get("mode", "cold"))
-        groups.setdefault((row.family, results.size_label(row.size), mode), []).append(row)
-    out = []
-    for (family_name, _, mode), rows in groups.items():
+    tables = []
+    for (family_name, _, mode), rows in table_rows(loaded.rows, str(loaded.timing_policy.get("mode", "cold"))).items():
         family, rate_kind = _family(family_name, rows)
         names = {r.variant for r in rows}
         baseline = family.baseline if family.baseline in names else None
         vendor = family.vendor_reference if family.vendor_reference in names else None
-        out.append(Group(family, derive(rows, rate_kind, baseline, vendor, limits), baseline, vendor, mode))
-    return Shown(loaded, out, limits)
+        derive(rows, rate_kind, baseline, vendor, limits)
+        tables.append(Table(family, rows, baseline, vendor, mode))
+    return Report(loaded, tables, limits)
 
 
 def ceilings_of(environment: dict[str, Any]) -> Ceilings | None:

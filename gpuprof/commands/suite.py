@@ -5,13 +5,15 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from gpuprof import results
-from gpuprof.commands.run import DEFAULT_VARIANT_TIMEOUT_S, RunRequest, run_family
+from gpuprof.analysis import derive
+from gpuprof.analysis.tables import Report, Table, table_rows
+from gpuprof.commands.run import DEFAULT_VARIANT_TIMEOUT_S, RunRequest, gpu_ceilings, run_family
 from gpuprof.measure import isolation
 from gpuprof.measure.timing import TimingPolicy
 from gpuprof.progress import Progress
@@ -58,7 +60,8 @@ class StepClock:
         self.restart()
 
     def restart(self) -> None:
-        self._step, self._since, self._spent = "start", time.monotonic(), {}
+        self._step, self._since = "start", time.monotonic()
+        self._spent: dict[str, float] = {}
 
     def __call__(self, event: Progress) -> None:
         now = time.monotonic()
@@ -89,6 +92,29 @@ def label_rows(rows: list[results.Row], case: SuiteCase) -> list[results.Row]:
         row.variant += sweep_label(case.defines)
         row.control = case.control
     return rows
+
+
+def suite_tables(outcome: results.Results) -> list[Table]:
+    """A suite's rows as run tables, each of one family at the size its rows ran at and one timing
+    mode; speedups are relative to the family's baseline and vendor rows."""
+    tables = []
+    for (name, _, mode), rows in table_rows(outcome.rows, str(outcome.timing_policy.get("mode", "cold"))).items():
+        family = catalog.load_family(name)
+        tables.append(Table(family, rows, family.baseline, family.vendor_reference, mode))
+    return tables
+
+
+def store_speedups(outcome: results.Results, only: Collection[str] | None = None) -> None:
+    """Store each suite table's speedups on its rows (their rates are stored as they are judged);
+    only: the tables of these families (the ones new rows can change), not the whole suite's."""
+    chosen = outcome if only is None else replace(outcome, rows=[r for r in outcome.rows if r.family in only])
+    for table in suite_tables(chosen):
+        derive.speedups(table.rows, table.baseline, table.vendor)
+
+
+def suite_report(outcome: results.Results) -> Report:
+    """The suite's tables (speedups already stored) and this GPU's ceilings, for its renderer."""
+    return Report(outcome, suite_tables(outcome), gpu_ceilings())
 
 
 def run_suite(suite: Suite, json_out: Path | None = None,
@@ -125,6 +151,7 @@ def _run_cases(suite: Suite, json_out: Path | None, progress: Callable[[str, Pro
                                        timing_policy={"suite": suite.name, **suite.gate_timing(), **suite.timing},
                                        compare={"preset": suite.compare_preset})
             outcome = replace(first, rows=earlier + part.rows)  # the first case's time and environment
+            store_speedups(outcome, only={case.family})  # a sweep's table spans its cases
             if json_out is not None:
                 results.save(outcome, json_out)
 

@@ -13,6 +13,7 @@ compiled is not compiled again by the other. Nothing passes between GPUs: no NCC
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import queue
@@ -27,7 +28,7 @@ import numpy as np
 
 from gpuprof import results
 from gpuprof.commands.run import DEFAULT_VARIANT_TIMEOUT_S, RunRequest, run_family
-from gpuprof.commands.suite import StepClock, case_variants, gpu_record, label_rows, policy_of
+from gpuprof.commands.suite import StepClock, case_variants, gpu_record, label_rows, policy_of, store_speedups
 from gpuprof.commands.suite_plan import Dispatch, Unit, estimate_units, units_of
 from gpuprof.errors import EnvironmentProblem, Finding, GpuprofError, Interrupted, UsageError
 from gpuprof.measure import isolation
@@ -104,27 +105,21 @@ def warm_worker(worker: isolation.Worker) -> None:
     from gpuprof import fingerprint
 
     def start() -> None:
-        try:
+        with contextlib.suppress(GpuprofError):
             worker.run(_start_harness)
-        except GpuprofError:
-            pass
 
     starting = threading.Thread(target=start, name="gpuprof-warm-worker")
     starting.start()
-    try:
+    with contextlib.suppress(Exception):  # no GPU: the first unit says so
         fingerprint.environment()  # device_info, the torch import and nvcc's version stay cached for the units
-    except Exception:  # noqa: BLE001, S110  (no GPU: the first unit says so)
-        pass
     starting.join()
 
 
 def _start_harness(emit: Callable[[Any], None] | None = None) -> None:
     from gpuprof.measure import timing
 
-    try:
+    with contextlib.suppress(Exception):  # no GPU, no driver: the first unit says so in its row or error
         timing.shared_harness()
-    except Exception:  # noqa: BLE001, S110  (no GPU, no driver: the first unit says so in its row or error)
-        pass
 
 
 def _gpu_process(gpu: int, suite: Suite, inbox: Any, done: Any, work: RunUnit, timeout_s: float,
@@ -210,6 +205,7 @@ class _Merged:
             timing_policy={"suite": self.suite.name, **self.suite.gate_timing(), **self.suite.timing},
             compare={"preset": self.suite.compare_preset},
         )
+        store_speedups(self.outcome, only={row.family for row in part.rows})  # its table may span GPUs
         if self.json_out is not None:
             results.save(self.outcome, self.json_out)
 

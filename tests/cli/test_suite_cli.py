@@ -5,6 +5,7 @@ from __future__ import annotations
 from typer.testing import CliRunner
 
 from gpuprof import results
+from gpuprof.analysis.ceilings import Ceilings
 from gpuprof.cli import app
 from gpuprof.commands import suite as suite_runner
 from gpuprof.results import CheckResult, Results, Row, Summary, Timing
@@ -147,3 +148,70 @@ def test_the_step_clock_splits_a_units_time_by_the_cores_progress_events(monkeyp
     assert clock.take() == {"start": 1.5, "compile": 0.5, "check": 4.0, "time": 10.0, "verify": 1.0}  # restarts at 17
     clock(Progress("vectorized", "compile", 1, 2))  # at 20: the next unit's start-up
     assert clock.take() == {"start": 3.0}
+
+
+# ---------------------------------------------------------------- figures stored by the core, tables rendered from them
+
+
+LIMITS = Ceilings(bandwidth_bytes_s=3.0e12, flops={"fp32": 50e12}, source="test sheet")
+
+
+def judged_run_family(request, progress=None, checkpoint=None, worker=None):
+    """fake_run_family whose rows are judged as the run core judges them (rate and ceiling stored)."""
+    from gpuprof import families
+    from gpuprof.analysis.derive import judge
+
+    rate_kind = families.host(request.family).RATE
+
+    def judged(partial):
+        for row in partial.rows:
+            row.flop, row.bytes = 2e9, 1.2e9
+            if row.derived is None:
+                judge(row, LIMITS, rate_kind)
+        checkpoint(partial)
+
+    return fake_run_family(request, progress, judged, worker)
+
+
+def test_a_sweep_table_spans_its_cases_and_its_speedups_are_in_the_json(tmp_path, monkeypatch):
+    suite = tmp_path / "sweep.toml"
+    suite.write_text('schema = 1\nname = "sweep"\n[[case]]\nfamily = "matmul"\nvariants = ["naive", "cublas"]\n'
+                     'sizes = [{ m = 256, n = 256, k = 256 }]\n'
+                     '[[sweep]]\nfamily = "matmul"\nvariant = "warptile"\nparams = { BM = [64, 128] }\n'
+                     'size = { m = 256, n = 256, k = 256 }\n')
+    monkeypatch.setattr(suite_runner, "run_family", judged_run_family)
+    out = tmp_path / "sweep.json"
+    suite_runner.run_suite(suite_runner.load(suite), out)
+    saved = results.load(out)
+    # Every row ran in 1 ms at the same work: 1x vs the baseline and the vendor, swept rows included.
+    assert {r.variant: (r.derived.vs_baseline, r.derived.vs_vendor) for r in saved.rows} == {
+        "naive": (1.0, 1.0), "cublas": (1.0, 1.0), "warptile[BM=64]": (1.0, 1.0), "warptile[BM=128]": (1.0, 1.0)}
+    tables = suite_runner.suite_tables(saved)
+    assert [(t.family.name, t.baseline, t.vendor, len(t.rows)) for t in tables] == [("matmul", "naive", "cublas", 4)]
+
+
+def test_gpuprof_suite_prints_the_tables_the_core_returned(tmp_path, monkeypatch):
+    monkeypatch.setattr(suite_runner, "run_family", judged_run_family)
+    monkeypatch.setattr(suite_runner, "gpu_ceilings", lambda: LIMITS)
+    out = tmp_path / "smoke.json"
+    result = CliRunner().invoke(app, ["suite", "suites/smoke.toml", "--json", str(out), "--wide"])
+    assert result.exit_code == 0, result.output
+    titles = [line for line in result.stdout.splitlines() if " — size " in line]
+    assert [t.split(":")[0] for t in titles] == ["vecadd", "matmul"]
+    grid = next(line for line in result.stdout.splitlines() if line.startswith("grid "))
+    assert "1200" in grid and "40.0 %" in grid and "1x" in grid  # 1.2 GB in 1 ms of a 3 TB/s ceiling
+    assert "ceilings: test sheet" in result.stdout
+
+
+def test_a_suite_spread_over_gpus_stores_speedups_across_the_gpus_rows(tmp_path):
+    from gpuprof.commands.suite_gpus import UnitDone, _Merged
+    from gpuprof.results import Derived
+
+    suite = tmp_path / "two.toml"
+    suite.write_text('schema = 1\nname = "two"\n[[case]]\nfamily = "vecadd"\nvariants = ["grid", "vectorized"]\n')
+    merged = _Merged(suite_runner.load(suite), None, 0.0, "estimates")
+    for number, (variant, rate) in enumerate([("grid", 2e12), ("vectorized", 3e12)]):
+        (row,) = fake_results(suite_runner.RunRequest(family="vecadd", variants=[variant])).rows
+        row.derived = Derived(rate_kind="bytes", rate=rate)
+        merged.add(UnitDone(number, number, {"gpu_name": "test GPU"}, [row]), 1.0)
+    assert [r.derived.vs_baseline for r in merged.outcome.rows] == [1.0, 1.5]  # vectorized ran on the other GPU

@@ -12,6 +12,7 @@ from rich.console import Console
 
 from gpuprof import results
 from gpuprof.analysis.derive import derive
+from gpuprof.analysis.tables import Table
 from gpuprof.measure import throttle, timing
 from gpuprof.render.tables import run_table
 from gpuprof.results import OK, CheckResult, Row
@@ -122,8 +123,8 @@ def test_throttled_samples_show_in_the_run_table_and_survive_the_json(fake_engin
     assert json.loads(path.read_text())["rows"][0]["timing"]["throttled"].count(True) == 10
     for width in (80, 100, 160):  # where the samples column is left out, the caption says it instead
         console = Console(width=width, record=True)
-        console.print(run_table(fam, derive([row], "bytes", "grid", None, None), "grid", None, None, "cold",
-                                width=width))
+        derive([row], "bytes", "grid", None, None)
+        console.print(run_table(Table(fam, [row], "grid", None, "cold"), None, width=width))
         text = console.export_text()
         assert "10/64" in text and "throttled" in text, text
         assert "grid" in text

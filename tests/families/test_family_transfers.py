@@ -155,7 +155,7 @@ def test_link_ceiling_floor_and_duplex_footnote():
     assert derive.impossible_reason(row, limits, rate_kind="link") is None
     duplex = _row("streamed", 12 * n / limits.link_bytes_s / 1.4)  # above one direction's rate, below two
     figures = derive.figures(duplex, limits, "link")
-    assert figures["pct_of_ceiling"] > 100 and figures["over_ceiling"] == derive.LINK_DUPLEX
+    assert figures.pct_of_ceiling > 100 and figures.over_ceiling == derive.LINK_DUPLEX
     measured = ceilings.Measured(bandwidth_bytes_s=3e12, fp32_flops=None, link_h2d_bytes_s=54e9, link_d2h_bytes_s=54e9)
     assert measured.ceiling("link", "fp32").value == pytest.approx(54e9)
     assert ceilings.Measured(bandwidth_bytes_s=3e12, fp32_flops=None).ceiling("link", "fp32") is None

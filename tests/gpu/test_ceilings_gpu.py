@@ -32,8 +32,8 @@ def test_matmul_all_variants_prints_no_percentage_above_100(no_measured_cache, t
     assert "TF32 tensor, dense" in result.output
     rows = {r.variant: r for r in results.load(out).rows}
     assert rows["cublas_tf32"].precision == "tf32"
-    assert rows["cublas_tf32"].derived["ceiling_name"] == "TF32 tensor, dense"
-    assert 50 < rows["cublas_tf32"].derived["pct_of_ceiling"] <= 100  # ~80 % on an H100 SXM
+    assert rows["cublas_tf32"].derived.ceiling_name == "TF32 tensor, dense"
+    assert 50 < rows["cublas_tf32"].derived.pct_of_ceiling <= 100  # ~80 % on an H100 SXM
     assert all(r.check.status == results.OK for r in rows.values())
 
 
