@@ -1,5 +1,5 @@
 """Rounding units for the family modules' error models (each module documents its own model in
-tolerance(); tests/test_tolerances.py replays the orders of operations in float32 with numpy and
+tolerance(); tests/families/test_tolerances.py replays the orders of operations in float32 with numpy and
 shows the margins both ways: correct orders pass, planted losses fail)."""
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ ERROR_MODELS = ("products", "transform")
 
 INT32_MAX = 2**31 - 1  # the kernels index with 32-bit ints
 GRID_YZ_MAX = 65535
-# The error model's gains (tolerance()), bounds that tests/test_family_fused.py measures on the inputs:
+# The error model's gains (tolerance()), bounds that tests/families/test_family_fused.py measures on the inputs:
 GAMMA_MAX = 2.0  # |gamma| <= 2 (make_inputs)
 DEVIATION_MAX = 16.0  # max |v| / std(v) over a channel's conv outputs v (x in [0, 1): channel means up to ~5 std)
 OUTPUT_RMS_MIN = 0.25  # rms of the pooled output, the check's floor for its scale

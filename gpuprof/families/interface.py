@@ -22,7 +22,7 @@ class FamilyModule(Protocol):
     make_inputs returned, `out` what make_output returned, `variant` the catalogue's Variant.
     The optional hooks (plan, PLANS, ERROR_MODELS, ERROR_SCALE, scaled_error, notes) and their
     defaults are FamilyHost's. Per-variant behaviour comes from the manifest's keys, never from a
-    variant's name (tests/test_manifest_keys.py renames every variant and checks that nothing changes).
+    variant's name (tests/variants/test_manifest_keys.py renames every variant and checks that nothing changes).
     """
 
     RATE: str

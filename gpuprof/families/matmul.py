@@ -31,7 +31,7 @@ def dot_tolerance(k: int, precision: str) -> float:
     Accumulation: each of the K FP32 adds rounds the running sum (|S_k| ~ sqrt(k)/3) by up to u,
     independently, so the error is a random walk of ~sqrt(K/54)*K^0.5 u against rms ~ sqrt(K)/3:
     ~0.4 u*sqrt(K) on average; the worst of 16 M outputs is ~2.4 u*sqrt(K) (simulated in
-    tests/test_tolerances.py, unfused multiply-add: 1.9 u*sqrt(K) over 16 k outputs). Bound: 8 u*sqrt(K).
+    tests/families/test_tolerances.py, unfused multiply-add: 1.9 u*sqrt(K) over 16 k outputs). Bound: 8 u*sqrt(K).
     Inputs rounded to the variant's precision first (TF32: 10-bit mantissa, u_p = 2^-11): each
     product is off by ~2 u_p, a random walk of K terms against rms ~sqrt(K)/3, about 0.8 u_p on
     average, 2.4..3 u_p at the worst output. Bound: 10 u_p. Plus the final FP32 store, 4 u.

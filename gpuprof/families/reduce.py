@@ -38,7 +38,7 @@ def tolerance(variant: Any, size: dict[str, int]) -> float:
     Each rounding of an add is off by at most u (2^-24 in FP32) of the partial sum and the errors
     of different adds are independent, so they add like a random walk. The worst order the
     variants may use is one serial chain of n adds: its error is 0.25..0.5 u*sqrt(n) of the sum
-    (simulated in tests/test_tolerances.py, 2^12..2^22); trees and blocked orders (chains of ~1000
+    (simulated in tests/families/test_tolerances.py, 2^12..2^22); trees and blocked orders (chains of ~1000
     then a tree or a few hundred atomics) stay near u*log2(n), far below. The bound is
     1.25 u*sqrt(n), with a floor of 32 u for the few roundings of a tiny n.
 

@@ -44,7 +44,7 @@ def tolerance(variant: Any, size: dict[str, int]) -> float:
     the worst of millions of elements. The offset chains the tile totals before it:
     scan-then-propagate scans them as a tree again (a few u more); the single pass (decoupled
     look-back, CUB) adds them one after another, n/T serial adds of ~T/2, a random walk of
-    0.3..0.6 u*sqrt(n/T) (4.1e-6 at 2^28 with T = 6144 in tests/test_tolerances.py; the H100
+    0.3..0.6 u*sqrt(n/T) (4.1e-6 at 2^28 with T = 6144 in tests/families/test_tolerances.py; the H100
     measured 3.7e-6 for cub). "tiled" bounds both with 260 u (1.55e-5) up to 2^28, growing like
     sqrt(n) beyond.
 

@@ -1,7 +1,7 @@
 """Every shipped CUDA variant compiles under NVRTC, as `gpuprof run` compiles it, without a GPU.
 
 nvcc includes cuda_runtime.h (and with it math.h) in every file; NVRTC does not. A kernel using
-INFINITY compiled with nvcc (tests/test_build_nvcc.py) and failed on the H100 under NVRTC, so
+INFINITY compiled with nvcc (tests/commands/test_build_nvcc.py) and failed on the H100 under NVRTC, so
 this test compiles each variant's exact source and options with libnvrtc, for sm_90. It needs
 only the NVRTC library (the `nvidia-cuda-nvrtc` wheel of the test extra), no driver."""
 

@@ -13,7 +13,7 @@ from rich.console import Console
 from gpuprof.commands.show import show
 from gpuprof.render.tables import print_run_tables
 
-RESULTS = Path(__file__).parent / "fixtures" / "results"
+RESULTS = Path(__file__).parents[1] / "fixtures" / "results"
 FILES = ["h100_matmul_all.json", "smoke_a.json"]
 
 
