@@ -9,7 +9,7 @@
 # was made. Existing fixtures of other versions are left alone: the tests read every version
 # present, so old and new releases are both checked. Then, on any machine:
 #
-#   python -m pytest -q tests/parsers tests/cli/test_ncu_success.py tests/core/test_torch_trace.py
+#   python -m pytest -q tests/parsers tests/cli/test_ncu_success.py tests/parsers/test_torch_trace.py
 #
 # A failing test there is a format change of the new release: fix the parser, never the fixture.
 set -euo pipefail

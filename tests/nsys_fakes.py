@@ -1,5 +1,5 @@
 """A stand-in for nsys in the CPU tests: recorded H100 output for `nsys profile` and `nsys stats`,
-shared by tests/core/test_nsys_profile.py and tests/cli/test_nsys_cli.py."""
+shared by tests/commands/test_nsys_profile.py and tests/cli/test_nsys_cli.py."""
 
 from __future__ import annotations
 

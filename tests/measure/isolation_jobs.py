@@ -1,4 +1,4 @@
-"""Jobs for tests/core/test_isolation.py: module-level, so the spawned worker can import them."""
+"""Jobs for tests/measure/test_isolation.py: module-level, so the spawned worker can import them."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from gpuprof.results import CheckResult, Results, Row, Timing
 from gpuprof.commands.suite_gpus import parse_gpus, run_suite_on_gpus, summary_line, units_of
 from gpuprof.errors import EnvironmentProblem, UsageError
 from gpuprof.suite_file import load_suite
-from tests.core import gpu_jobs
+from tests.commands import gpu_jobs
 
 SUITE = ('schema = 1\nname = "two"\ncompare = { preset = "strict" }\n'
          '[[case]]\nfamily = "vecadd"\nvariants = ["grid", "vectorized", "torch"]\nsizes = [{ n = 1024 }, { n = 4096 }]\n'

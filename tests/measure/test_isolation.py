@@ -10,7 +10,7 @@ from gpuprof.measure import isolation
 from gpuprof.measure.timing import TimingPolicy
 from gpuprof.results import FAULT, OK, TIMEOUT, CheckResult, Row
 from gpuprof.variants.catalog import load_family
-from tests.core import isolation_jobs as jobs
+from tests.measure import isolation_jobs as jobs
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Fake per-GPU work for tests/core/test_suite_gpus.py: module-level, so spawned GPU processes can import it."""
+"""Fake per-GPU work for tests/commands/test_suite_gpus.py: module-level, so spawned GPU processes can import it."""
 
 from __future__ import annotations
 
