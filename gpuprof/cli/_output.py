@@ -15,7 +15,7 @@ from rich.console import Console
 def to_json(data: Any) -> str:
     def default(value: Any) -> Any:
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            return dataclasses.asdict(value)
+            return _string_keys(dataclasses.asdict(value))
         if isinstance(value, Path):
             return str(value)
         if isinstance(value, (set, frozenset, tuple)):
@@ -25,6 +25,16 @@ def to_json(data: Any) -> str:
         return str(value)
 
     return json.dumps(data, indent=1, default=default, allow_nan=True)
+
+
+def _string_keys(value: Any) -> Any:
+    """JSON object keys must be strings: a tuple key such as a (file, line) place becomes
+    "file:line"; nested dicts and lists are walked."""
+    if isinstance(value, dict):
+        return {(":".join(map(str, k)) if isinstance(k, tuple) else k): _string_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_string_keys(v) for v in value]
+    return value
 
 
 def write_json(data: Any, target: Path | str | None) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from gpuprof.analysis import ceilings
+from gpuprof.measure import device_ceilings
 from gpuprof.cli import app
 from gpuprof.errors import EnvironmentProblem
 from gpuprof.tools import nsys as nsys_tool
@@ -32,7 +32,7 @@ def invoke(*argv: str):
 
 
 def test_devicequery_measure_json_is_positive_and_under_the_datasheet(tmp_path, monkeypatch):
-    monkeypatch.setattr(ceilings, "CACHE_DIR", tmp_path)  # the measurement is cached: not in the user's cache
+    monkeypatch.setattr(device_ceilings, "CACHE_DIR", tmp_path)  # the measurement is cached: not in the user's cache
     pytest.importorskip("torch", reason="the FP32 rate is measured with a torch matmul (cuBLAS)")
     result = invoke("devicequery", "--measure", "--json", "-")
     assert result.exit_code == 0, result.output
