@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from gpuprof.measure import device_ceilings
 from gpuprof.cli import app
 from gpuprof.errors import EnvironmentProblem
+from gpuprof.measure import device_ceilings
 from gpuprof.tools import nsys as nsys_tool
 
 pytestmark = pytest.mark.gpu
