@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from gpuprof.variants.catalog import Family, Variant
 
-FamilyArg = Annotated[Optional[str], typer.Argument(help="A kernel family (see `gpuprof list`); default: all.")]
+FamilyArg = Annotated[str | None, typer.Argument(help="A kernel family (see `gpuprof list`); default: all.")]
 
 
 def _families(family: str | None) -> list[Family]:
