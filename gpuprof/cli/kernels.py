@@ -109,6 +109,7 @@ def build(family: FamilyArg = None, variants: Variants = None, arch: Arch = "sm_
                 raise UsageError("--add without a FAMILY builds one file; give a FAMILY to use --kernels-dir with it")
             with err_console.status(f"nvcc -arch={arch}: {', '.join(variant_options.add)}", spinner="dots"):
                 for spec in variant_options.specs():
+                    assert spec.path is not None  # with --add given, every spec is one of its files
                     results += build_file(spec.path, arch, variant_options.defines())
             selection = []
         else:

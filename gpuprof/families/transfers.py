@@ -32,6 +32,7 @@ import numpy as np
 
 from gpuprof.errors import EnvironmentProblem, InputError, UsageError
 from gpuprof.families import _keys, _torch
+from gpuprof.families.interface import UNTIMED_RESET
 from gpuprof.gpu import cupy
 from gpuprof.results import OK
 
@@ -253,7 +254,7 @@ def _managed(fn: Any, inputs: dict[str, Any], out: Any, size: dict[str, int], ct
         for m in managed:
             to_host(m.data.ptr, m.nbytes, stream.ptr)
 
-    launch.untimed_reset = back_to_host  # launch_plan.UNTIMED_RESET
+    setattr(launch, UNTIMED_RESET, back_to_host)
     return launch
 
 
