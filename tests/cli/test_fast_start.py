@@ -26,7 +26,8 @@ sys.stderr.write(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in 
                                   ["compare", "--help"], ["--version"]])
 def test_start_imports_no_heavy_library(argv):
     done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(argv), json.dumps(HEAVY)],
-                          capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
+                          capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2],
+                          check=False)
     loaded = json.loads(done.stderr.strip().splitlines()[-1])
     assert loaded == [], f"gpuprof {' '.join(argv)} imported {loaded}"
     assert done.stdout.strip()
@@ -37,7 +38,8 @@ def test_list_and_help_skip_pydantic_and_the_progress_bar(argv):
     """Typer coerces options through pydantic; gpuprof's str/bool options skip it (cli/_app.py), and
     the progress bar is imported by the commands that draw it."""
     done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(argv), json.dumps(["pydantic", "rich"])],
-                          capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
+                          capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2],
+                          check=False)
     loaded = json.loads(done.stderr.strip().splitlines()[-1])
     assert [m for m in loaded if m.startswith(("pydantic", "rich.progress"))] == [], loaded
     assert done.stdout.strip()
@@ -92,7 +94,7 @@ def test_a_typer_without_its_coercion_module_still_runs_gpuprof(argv, code, stre
     """The GPU machine's Typer (beside its PyTorch) has no typer._coercion: the pydantic shortcut
     must step aside there, not stop every command with an ImportError."""
     done = subprocess.run([sys.executable, "-c", OLD_TYPER, *argv], capture_output=True, text=True, timeout=120,
-                          cwd=Path(__file__).resolve().parents[2])
+                          cwd=Path(__file__).resolve().parents[2], check=False)
     assert done.returncode == code, done.stderr
     assert "Traceback" not in done.stderr
     assert text in getattr(done, stream)

@@ -28,7 +28,8 @@ def test_recorded_trace_gives_the_variants_kernels_inside_its_ranges(path):
     variant = path.name.split("vecadd-")[1].split(".")[0]
     summary = nsys_core.trace_summary(path, variant)
     names = [k.name for k in summary.kernels]
-    assert {"vecadd_grid"} <= set(names) if variant == "grid" else any("vectorized_elementwise_kernel" in n for n in names)
+    assert ({"vecadd_grid"} <= set(names) if variant == "grid"
+            else any("vectorized_elementwise_kernel" in n for n in names))
     ranges = {r.name: r for r in summary.nvtx}
     assert {"vecadd", variant} <= set(ranges)  # record_function ranges family -> variant, as the NVTX ranges
     # Physics: the variant's range holds its launches, so it lasts at least as long as its kernels' GPU time.

@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _gpuprof(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "gpuprof", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, check=False)
 
 
 def _gpu_count() -> int:
