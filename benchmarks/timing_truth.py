@@ -73,7 +73,8 @@ def ncu_durations(family: str, variant: str, size_text: str, log_dir: Path, coun
             "--nvtx-include", f"{family}/{variant}/", "--csv", "--page", "raw", "--print-units", "base",
             "--log-file", str(log), "-f", sys.executable, "-m", "gpuprof", "launch", family, variant,
             "--size", size_text, "--count", str(count), "--warmup", "2"]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=600, env={**os.environ, "LC_ALL": "C"})
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=600, env={**os.environ, "LC_ALL": "C"},
+                          check=False)
     if done.returncode != 0:
         raise RuntimeError(f"ncu failed ({done.returncode}): {done.stdout[-2000:]} {done.stderr[-2000:]}")
     lines = [l for l in log.read_text().splitlines() if l.startswith('"')]
@@ -136,30 +137,38 @@ def main() -> None:
             medians[f"{mode}_spread"] = row.timing.summary.rel_spread
             medians[f"{mode}_n"] = row.timing.summary.n
             medians[f"{mode}_stop"] = row.timing.stop_reason
-            medians[f"{mode}_clock_mhz"] = statistics.median(row.timing.sm_clock_mhz) if row.timing.sm_clock_mhz else None
+            clocks = row.timing.sm_clock_mhz
+            medians[f"{mode}_clock_mhz"] = statistics.median(clocks) if clocks else None
             medians[f"{mode}_wall_s"] = time.perf_counter() - t0
         medians["memset_events"] = memset_events_median(family, variant, size)
         try:
             ncu = ncu_durations(family, variant, size_text, log_dir)
             medians["ncu"] = statistics.median(ncu) if ncu else None
             medians["ncu_samples"] = ncu
-        except Exception as exc:  # keep going: the other rows still count
+        except Exception as exc:  # noqa: BLE001  # keep going: any ncu failure is recorded, other rows still count
             medians["ncu"] = None
             medians["ncu_error"] = str(exc)[:500]
         rows.append({"family": family, "variant": variant, "size": size_text, **medians})
         print(json.dumps(rows[-1]), flush=True)
     (args.out / "timing_truth.json").write_text(json.dumps(rows, indent=1))
-    print(f"\n{'case':32} {'ncu':>10} {'cold':>10} {'Δcold':>7} {'cupti':>10} {'Δcupti':>7} {'memset+ev':>10} {'Δ':>7} {'hot':>10} {'graph':>10} {'spread c/cu':>12}")
+    print(f"\n{'case':32} {'ncu':>10} {'cold':>10} {'Δcold':>7} {'cupti':>10} {'Δcupti':>7} "
+          f"{'memset+ev':>10} {'Δ':>7} {'hot':>10} {'graph':>10} {'spread c/cu':>12}")
     for r in rows:
         ncu = r.get("ncu")
-        def rel(x):
-            return f"{(x / ncu - 1) * 100:+6.1f}%" if x and ncu else "   -  "
-        def us(x):
-            return f"{x * 1e6:9.2f}u" if x else "     -    "
-        print(f"{r['family'] + '/' + r['variant'] + ' ' + r['size']:32} {us(ncu)} {us(r.get('cold'))} {rel(r.get('cold'))} "
-              f"{us(r.get('cupti'))} {rel(r.get('cupti'))} "
-              f"{us(r.get('memset_events'))} {rel(r.get('memset_events'))} {us(r.get('hot'))} {us(r.get('graph'))} "
+        case = r["family"] + "/" + r["variant"] + " " + r["size"]
+        print(f"{case:32} {_us(ncu)} {_us(r.get('cold'))} {_rel(r.get('cold'), ncu)} "
+              f"{_us(r.get('cupti'))} {_rel(r.get('cupti'), ncu)} "
+              f"{_us(r.get('memset_events'))} {_rel(r.get('memset_events'), ncu)} "
+              f"{_us(r.get('hot'))} {_us(r.get('graph'))} "
               f"{(r.get('cold_spread') or 0) * 100:5.2f}%/{(r.get('cupti_spread') or 0) * 100:5.2f}%")
+
+
+def _rel(x: float | None, ncu: float | None) -> str:
+    return f"{(x / ncu - 1) * 100:+6.1f}%" if x and ncu else "   -  "
+
+
+def _us(x: float | None) -> str:
+    return f"{x * 1e6:9.2f}u" if x else "     -    "
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ CLOCK_POLICY = "unlocked: clocks as found, never changed by gpuprof"
 
 
 def now_utc() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def environment() -> dict[str, Any]:
@@ -55,7 +55,7 @@ def nvml_driver_version() -> str | None:
         pynvml.nvmlInit()
         version = pynvml.nvmlSystemGetDriverVersion()
         return version.decode() if isinstance(version, bytes) else str(version)
-    except Exception:  # nvidia-ml-py missing or NVML unavailable: fall back to the CUDA driver API
+    except Exception:  # noqa: BLE001  # nvidia-ml-py missing or NVML unavailable: fall back to the CUDA driver API
         return None
 
 

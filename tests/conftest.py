@@ -6,10 +6,9 @@ decided once per session, at collection, so a skipped test never sets up its fix
 
 from __future__ import annotations
 
+import os
 from functools import cache
 from pathlib import Path
-
-import os
 
 import pytest
 from hypothesis import settings

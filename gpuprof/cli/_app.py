@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
@@ -17,10 +18,11 @@ class OneLineErrors(TyperGroup):
     """Every error, Click's usage errors included, becomes one stderr line and its exit code
     (no Rich panels: the README promises one line)."""
 
-    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
-             standalone_mode: bool = True, **extra: Any) -> Any:
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:
         try:
-            result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            result = super().main(args, prog_name, complete_var, standalone_mode=False,
+                                  windows_expand_args=windows_expand_args, **extra)
             code = result if isinstance(result, int) else 0
         except NoArgsIsHelpError as exc:
             echo(exc.ctx.get_help())

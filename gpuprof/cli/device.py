@@ -18,7 +18,10 @@ from gpuprof.errors import EnvironmentProblem
 def devicequery(
     json_out: JsonOut = None,
     force: Force = False,
-    measure: Annotated[bool, typer.Option("--measure", help="Measure copy bandwidth and FP32/TF32/BF16 matrix throughput (about 10 s) and cache them for this GPU; `run` then reports % of these.")] = False,
+    measure: Annotated[bool, typer.Option(
+        "--measure",
+        help="Measure copy bandwidth and FP32/TF32/BF16 matrix throughput (about 10 s) and cache them for this GPU; "
+             "`run` then reports % of these.")] = False,
 ) -> None:
     """Everything deviceQuery prints, live NVML state, versions, and the ceilings `run` compares against.
 
@@ -68,7 +71,8 @@ def doctor(json_out: JsonOut = None, force: Force = False) -> None:
             for head in ("", "check", "result", "needed for"):
                 table.add_column(head)
             for c in checks:
-                mark = ("[green]ok[/]" if c.ok else "[red]no[/]") if c.required else ("[green]ok[/]" if c.ok else "[yellow]--[/]")
+                missing_mark = "[red]no[/]" if c.required else "[yellow]--[/]"
+                mark = "[green]ok[/]" if c.ok else missing_mark
                 table.add_row(mark, escape(c.name) + ("" if c.required else " [dim](optional)[/]"),
                               escape(c.detail), escape(c.needed_for))
             human_console(target).print(table)

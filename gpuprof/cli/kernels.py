@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from gpuprof.variants.catalog import Family, Variant
 
-FamilyArg = Annotated[Optional[str], typer.Argument(help="A kernel family (see `gpuprof list`); default: all.")]
+FamilyArg = Annotated[str | None, typer.Argument(help="A kernel family (see `gpuprof list`); default: all.")]
 
 
 def _families(family: str | None) -> list[Family]:
@@ -109,6 +109,7 @@ def build(family: FamilyArg = None, variants: Variants = None, arch: Arch = "sm_
                 raise UsageError("--add without a FAMILY builds one file; give a FAMILY to use --kernels-dir with it")
             with err_console.status(f"nvcc -arch={arch}: {', '.join(variant_options.add)}", spinner="dots"):
                 for spec in variant_options.specs():
+                    assert spec.path is not None  # with --add given, every spec is one of its files
                     results += build_file(spec.path, arch, variant_options.defines())
             selection = []
         else:

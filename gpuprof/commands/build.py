@@ -33,7 +33,8 @@ def build_variant(family: Family, variant: Variant, arch: str) -> BuildResult:
         return BuildResult(family.name, variant.name, variant.defines, None, _first_error(done.stderr, variant))
     usages = {u.kernel: u for u in parse_ptxas(done.stderr, display_path(variant.file))}
     usage = usages.get(variant.kernel)
-    error = None if usage else f"entry point '{variant.kernel}' not found in {display_path(variant.file)} (extern \"C\"?)"
+    error = None if usage else (
+        f"entry point '{variant.kernel}' not found in {display_path(variant.file)} (extern \"C\"?)")
     rejected = None if error else nvrtc_rejects(variant, arch)
     if rejected:
         error = f"nvcc builds it, but NVRTC (what `gpuprof run` compiles with) does not: {rejected}"
@@ -91,7 +92,7 @@ def build_file(path: Path, arch: str, defines: dict[str, int] | None = None) -> 
 
 def _first_error(stderr: str, variant: Variant | Path) -> str:
     file = variant if isinstance(variant, Path) else variant.file
-    shown = display_path(file) if file else variant.name  # type: ignore[union-attr]
+    shown = display_path(file) if file else variant.name
     for line in stderr.splitlines():
         if "error" in line:
             return as_file_line(line.replace(str(file), shown))

@@ -72,16 +72,22 @@ def query() -> dict[str, Any]:
             "host_link_gb_s": _giga(limits.link_bytes_s),
             **{f"{key}_tflop_s": _tera(value) for key, value in limits.flops.items()},
         },
-        "measured_ceilings": {"source": "not measured (gpuprof devicequery --measure)"} if limits.measured is None else {
-            # cuBLAS and a D2D copy, shown apart as "vs measured"
-            "source": limits.measured.source,
-            "copy_bandwidth_gb_s": limits.measured.bandwidth_bytes_s / 1e9,
-            "link_h2d_gb_s": _giga(limits.measured.link_h2d_bytes_s),
-            "link_d2h_gb_s": _giga(limits.measured.link_d2h_bytes_s),
-            "cublas_fp32_tflop_s": _tera(limits.measured.fp32_flops),
-            "cublas_tf32_tflop_s": _tera(limits.measured.tf32_flops),
-            "cublas_bf16_tflop_s": _tera(limits.measured.bf16_flops),
-        },
+        "measured_ceilings": _measured_ceilings(limits.measured),
+    }
+
+
+def _measured_ceilings(measured: ceilings.Measured | None) -> dict[str, Any]:
+    """cuBLAS and a D2D copy, shown apart as "vs measured"."""
+    if measured is None:
+        return {"source": "not measured (gpuprof devicequery --measure)"}
+    return {
+        "source": measured.source,
+        "copy_bandwidth_gb_s": measured.bandwidth_bytes_s / 1e9,
+        "link_h2d_gb_s": _giga(measured.link_h2d_bytes_s),
+        "link_d2h_gb_s": _giga(measured.link_d2h_bytes_s),
+        "cublas_fp32_tflop_s": _tera(measured.fp32_flops),
+        "cublas_tf32_tflop_s": _tera(measured.tf32_flops),
+        "cublas_bf16_tflop_s": _tera(measured.bf16_flops),
     }
 
 
@@ -98,11 +104,11 @@ def persisting_l2_bytes(info: DeviceInfo) -> int | None:
     rt = cupy().cuda.runtime
     try:
         return int(rt.deviceGetAttribute(_ATTR_MAX_PERSISTING_L2, info.index))
-    except Exception:  # an older runtime without the attribute: try the property struct
+    except Exception:  # noqa: BLE001, S110  # any failure means no such attribute here: try the property struct
         pass
     try:
         value = rt.getDeviceProperties(info.index).get("persistingL2CacheMaxSize")
-    except Exception:
+    except Exception:  # noqa: BLE001  # no such property either: the field is unknown, never an error
         return None
     return None if value is None else int(value)
 
@@ -154,7 +160,7 @@ def nvml_state(info: DeviceInfo) -> dict[str, Any]:
             n, "nvmlDeviceGetCurrentClocksEventReasons") else n.nvmlDeviceGetCurrentClocksThrottleReasons(handle)
         state["throttle_reasons"] = [name for bit, name in _THROTTLE_REASONS.items() if reasons & bit] or ["none"]
         return state
-    except Exception as exc:  # NVML missing from the driver, or a query unsupported on this GPU
+    except Exception as exc:  # noqa: BLE001  # NVML absent or a query unsupported on this GPU: reported, not fatal
         return {"error": f"NVML: {exc}"}
 
 

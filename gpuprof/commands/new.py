@@ -36,7 +36,8 @@ MAX_NAME = 64  # a variant name is a table cell and a file name, not an essay
 
 def write_starter(family: Family, name: str, directory: Path) -> Path:
     if not name.isidentifier() or len(name) > MAX_NAME:
-        raise UsageError(f"'{name[:40]}' cannot name a variant: use up to {MAX_NAME} letters, digits and _ (e.g. my_tiled)")
+        raise UsageError(
+            f"'{name[:40]}' cannot name a variant: use up to {MAX_NAME} letters, digits and _ (e.g. my_tiled)")
     if name in family.variant_names:
         raise UsageError(f"{family.name} already has a variant '{name}'; choose another name")
     if not directory.is_dir():

@@ -72,7 +72,8 @@ def units_of(suite: Suite) -> list[Unit]:
             names = [*family.variant_names, *(v.name for v in case_variants(suite, case))]
         else:
             names = list(case.variants)
-        for size in (case.sizes or [None]):
+        sizes: Sequence[dict[str, int] | None] = case.sizes or [None]  # None: the family's default size
+        for size in sizes:
             units.extend(Unit(len(units), index, name, size) for name in names)
     return units
 

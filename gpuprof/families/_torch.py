@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from types import ModuleType
-from typing import Any, Iterator
+from typing import Any
 
 from gpuprof.errors import EnvironmentProblem
 
@@ -13,9 +14,11 @@ def torch() -> ModuleType:
     try:
         import torch as t
     except ImportError:
-        raise EnvironmentProblem("PyTorch is not installed; the vendor and Triton variants use it (pip install torch)") from None
+        raise EnvironmentProblem(
+            "PyTorch is not installed; the vendor and Triton variants use it (pip install torch)") from None
     if not t.cuda.is_available():
-        raise EnvironmentProblem("PyTorch cannot see a CUDA GPU; install a CUDA build of torch for vendor and Triton variants")
+        raise EnvironmentProblem(
+            "PyTorch cannot see a CUDA GPU; install a CUDA build of torch for vendor and Triton variants")
     return t
 
 

@@ -166,6 +166,7 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
     name = variant.name  # for messages only
     chosen = _keys.plan(variant, PLANS)
 
+    grid: tuple[int, ...]
     if chosen == "flat":  # one thread per output
         grid = (_ceil(g.n * g.k * g.p * g.q, d["THREADS"]),)
     elif chosen in ("im2col_then_gemm", "gemm_tiles"):  # GEMM tiles: BN output pixels x BM filters
@@ -181,11 +182,11 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
         im2col_args = (inputs["x"], col, *(np.int32(v) for v in (g.n, g.c, g.h, g.w, g.r, g.s)))
         gemm_args = (col, inputs["w"], out, *g.ints())  # the GEMM entry reads the column matrix as x
 
-        def launch(stream: Any) -> None:
+        def launch_im2col_then_gemm(stream: Any) -> None:
             im2col(im2col_grid, im2col_block, im2col_args, stream=stream)
             main(grid, block, gemm_args, stream=stream)
 
-        return launch
+        return launch_im2col_then_gemm
 
     if chosen == "im2col_then_cublas":
         col, im2col_grid, im2col_block = _im2col_workspace(g, d["IM2COL_THREADS"])
@@ -195,13 +196,13 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
         col_t = _torch.as_tensor(col)
         y_t = _torch.as_tensor(out).view(g.n, g.k, g.p * g.q)
 
-        def launch(stream: Any) -> None:
+        def launch_im2col_then_cublas(stream: Any) -> None:
             main(im2col_grid, im2col_block, im2col_args, stream=stream)
             _torch.set_tf32(False)
             with _torch.on_stream(stream):
                 t.bmm(w_batched, col_t, out=y_t)
 
-        return launch
+        return launch_im2col_then_cublas
 
     def launch(stream: Any) -> None:
         main(grid, block, args, stream=stream)

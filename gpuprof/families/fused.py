@@ -34,7 +34,8 @@ EPS = 1e-5  # batchnorm's eps, PyTorch's default
 # `plan` in the manifest. "one" (default, a student's --add): one launch of the kernel with the
 # family's signature, grid.x = ceil(K / tile); "chain": the conv kernel into a workspace z, then the
 # helpers `stats` (a block per channel), `bn_relu` (in place on z) and `pool`; "conv_stats_then_apply":
-# the statistics zeroed, the conv kernel (its y: a workspace) with its statistics and (max, min) epilogue, then the helper `apply`.
+# the statistics zeroed, the conv kernel (its y: a workspace) with its statistics and (max, min) epilogue,
+# then the helper `apply`.
 PLANS = ("one", "chain", "conv_stats_then_apply")
 # `error_model`: "products" (default): the conv is a sum of C·R·S FP32 products per output, as in
 # conv2d; "transform": the conv may be Winograd or FFT (cuDNN's heuristic, under eager and compiled).
@@ -329,7 +330,8 @@ def _compiled(inputs: dict[str, Any], out: Any, g: Geometry):
         y.copy_(block(x, w, gamma, beta))  # Inductor writes the pooled result into y
 
     if not hasattr(t, "compile"):
-        raise EnvironmentProblem(f"this PyTorch ({t.__version__}) has no torch.compile; the 'compiled' variant needs >= 2.0")
+        raise EnvironmentProblem(
+            f"this PyTorch ({t.__version__}) has no torch.compile; the 'compiled' variant needs >= 2.0")
     _torch.set_tf32(False)
     try:
         compiled = t.compile(block_into, dynamic=False)

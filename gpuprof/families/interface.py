@@ -14,6 +14,12 @@ if TYPE_CHECKING:
 
 Launch = Callable[[Any], None]  # launch(stream): queues the variant's work on the stream
 
+# A launch may carry an untimed reset: launch.untimed_reset(stream) puts back the state every
+# sample starts from (transfers' managed pages prefetched back to the host), run by the timer
+# before each sample and outside its events. Only host-synchronous variants may have one
+# (measure/timing.py). The launch wrappers (variants/launch_plan.py: NVTX ranges, zeroing) keep it.
+UNTIMED_RESET = "untimed_reset"
+
 
 class FamilyModule(Protocol):
     """The required hooks of gpuprof/families/<family>.py, which goes with kernels/<family>/family.toml.

@@ -111,7 +111,8 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
         steps.append((functions[variant.kernel], ctx.grid, ctx.block, kernel_args(inputs, out, size)))
     elif chosen == "propagate":
         totals, add = _keys.helper(variant, functions, "totals"), _keys.helper(variant, functions, "add")
-        _propagate(steps, functions[variant.kernel], totals, add, variant.tile_dims()[0], ctx.block, inputs["x"], out, n)
+        _propagate(steps, functions[variant.kernel], totals, add, variant.tile_dims()[0], ctx.block,
+                   inputs["x"], out, n)
     else:  # "single": one kernel on the manifest's grid (a student's scan)
         steps.append((functions[variant.kernel], ctx.grid, ctx.block, kernel_args(inputs, out, size)))
 
@@ -134,6 +135,7 @@ def _propagate(steps: list, scan: Any, totals: Any, add: Any, tile: int, block: 
     count = tiles - 1  # tile b >= 1 needs the scanned total of tiles 0..b-1
     gathered = cp.empty(count, dtype=cp.float32)  # workspace, kept alive by the launch closure's steps
     scanned = cp.empty(count, dtype=cp.float32)
-    steps.append((totals, (math.ceil(count / HELPER_THREADS),), (HELPER_THREADS, 1, 1), (dst, gathered, np.int32(count))))
+    steps.append((totals, (math.ceil(count / HELPER_THREADS),), (HELPER_THREADS, 1, 1),
+                  (dst, gathered, np.int32(count))))
     _propagate(steps, scan, totals, add, tile, block, gathered, scanned, count)
     steps.append((add, (count,), (HELPER_THREADS, 1, 1), (dst, scanned, np.int32(n))))

@@ -120,7 +120,8 @@ def _sized_kernel(variant: Any, functions: dict[str, Any], cols: int) -> tuple[A
     for role in variant.helpers:
         m = re.fullmatch(r"(\d+)x(\d+)", role)
         if m is None:
-            raise InputError(f"variant {variant.name!r}: helper role {role!r} of plan 'by_row_length' must be <threads>x<vpt>")
+            raise InputError(
+                f"variant {variant.name!r}: helper role {role!r} of plan 'by_row_length' must be <threads>x<vpt>")
         b, v = int(m[1]), int(m[2])
         choices.append((b * v * 4, (b, 1, 1), _keys.helper(variant, functions, role)))
     fitting = [c for c in choices if c[0] >= cols]

@@ -32,6 +32,7 @@ import numpy as np
 
 from gpuprof.errors import EnvironmentProblem, InputError, UsageError
 from gpuprof.families import _keys, _torch
+from gpuprof.families.interface import UNTIMED_RESET
 from gpuprof.gpu import cupy
 from gpuprof.results import OK
 
@@ -201,14 +202,16 @@ def _prefetcher(location_type: int, location_id: int = 0) -> Any:
         driver = ctypes.CDLL("libcuda.so.1")
         prefetch = driver.cuMemPrefetchAsync_v2
     except (OSError, AttributeError) as exc:
-        raise EnvironmentProblem(f"managed_prefetch needs the driver's cuMemPrefetchAsync_v2 (CUDA 12.2+): {exc}") from None
+        raise EnvironmentProblem(
+            f"managed_prefetch needs the driver's cuMemPrefetchAsync_v2 (CUDA 12.2+): {exc}") from None
     prefetch.argtypes = [ctypes.c_uint64, ctypes.c_size_t, Location, ctypes.c_uint, ctypes.c_void_p]
     prefetch.restype = ctypes.c_int
 
     def to_host(ptr: int, nbytes: int, stream_ptr: int) -> None:
         status = prefetch(ptr, nbytes, Location(location_type, location_id), 0, stream_ptr)
         if status != 0:
-            raise EnvironmentProblem(f"cuMemPrefetchAsync_v2 (location type {location_type}) failed with CUresult {status}")
+            raise EnvironmentProblem(
+                f"cuMemPrefetchAsync_v2 (location type {location_type}) failed with CUresult {status}")
 
     return to_host
 
@@ -251,7 +254,7 @@ def _managed(fn: Any, inputs: dict[str, Any], out: Any, size: dict[str, int], ct
         for m in managed:
             to_host(m.data.ptr, m.nbytes, stream.ptr)
 
-    launch.untimed_reset = back_to_host  # launch_plan.UNTIMED_RESET
+    setattr(launch, UNTIMED_RESET, back_to_host)
     return launch
 
 
@@ -353,9 +356,11 @@ def notes(rows: list[Any], family: Any, measured: Any = None) -> list[str]:
     h2d_bytes, d2h_bytes = link_bytes(serial.size)
     rates = (getattr(measured, "link_h2d_bytes_s", None), getattr(measured, "link_d2h_bytes_s", None))
     if rates[0] and rates[1]:
-        figure, basis = overlap(t_serial, t_streamed, h2d_bytes / rates[0], d2h_bytes / rates[1]), "measured H2D/D2H rates"
+        figure = overlap(t_serial, t_streamed, h2d_bytes / rates[0], d2h_bytes / rates[1])
+        basis = "measured H2D/D2H rates"
     else:
-        figure, basis = overlap(t_serial, t_streamed, h2d_bytes, d2h_bytes), "a symmetric link"
+        figure = overlap(t_serial, t_streamed, h2d_bytes, d2h_bytes)
+        basis = "a symmetric link"
     return [(f"overlap: {streamed.variant} hides {figure['hidden']:.0%} of {serial.variant}'s one-stream time "
             f"({t_serial * 1e3:.2f} → {t_streamed * 1e3:.2f} ms); at most {figure['possible']:.0%} can be hidden "
             f"(host→device copies bound the pipeline; {basis}): {figure['of_possible']:.0%} of the possible")]

@@ -101,8 +101,10 @@ def off_stream(launch: Launch, harness: Any, trials: int = TRIALS, cupti: bool =
             return None
         names = sorted({_short(name) for name, _ in elsewhere})
         streams = sorted({stream for _, stream in elsewhere})
-        return (f"{OFF_STREAM_REASON}: CUPTI saw {len(elsewhere)} of its GPU operations ({', '.join(names[:3])}"
-                f"{', …' if len(names) > 3 else ''}) on stream {', '.join(map(str, streams))} outside the timed stream's span")
+        shown = ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
+        on_streams = ", ".join(map(str, streams))
+        return (f"{OFF_STREAM_REASON}: CUPTI saw {len(elsewhere)} of its GPU operations ({shown}) "
+                f"on stream {on_streams} outside the timed stream's span")
     measured: list[tuple[float, float]] = []
     while len(measured) < trials:
         measured.append(_timed_then_idle(launch, harness))
@@ -130,6 +132,10 @@ def _timed_then_idle(launch: Launch, harness: Any) -> tuple[float, float]:
     finished = time.perf_counter()
     device.synchronize()  # every stream of the device, not only the timed one
     return cp.cuda.get_elapsed_time(start, end) / 1e3, time.perf_counter() - finished
+
+
+# The Chrome trace's categories for work a stream orders.
+_STREAM_WORK = ("kernel", "gpu_memcpy", "gpu_memset")
 
 
 def _cupti_activities(launch: Launch, harness: Any) -> list[tuple[str, int, float, float]] | None:
@@ -168,11 +174,14 @@ def _cupti_activities(launch: Launch, harness: Any) -> list[tuple[str, int, floa
             trace = Path(tmp) / "trace.json"
             prof.export_chrome_trace(str(trace))
             events = json.loads(trace.read_text(encoding="utf-8")).get("traceEvents", [])
-    except Exception:  # the profiler is a convenience here: the timing audit below still runs
+    except Exception:  # noqa: BLE001  # the profiler is a convenience here: the timing audit below still runs
         return None
-    records = [(str(e.get("name", "")), int(e["args"]["stream"]), float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0.0)))
-               for e in events
-               if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and "stream" in e.get("args", {}) and "ts" in e]
+    records: list[tuple[str, int, float, float]] = []
+    for e in events:
+        if e.get("cat") not in _STREAM_WORK or "stream" not in e.get("args", {}) or "ts" not in e:
+            continue
+        start = float(e["ts"])
+        records.append((str(e.get("name", "")), int(e["args"]["stream"]), start, start + float(e.get("dur", 0.0))))
     return records or None
 
 

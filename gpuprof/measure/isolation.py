@@ -58,7 +58,8 @@ class Worker:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def run(self, fn: Callable[..., Any], args: tuple = (), on_event: Callable[[Any], None] | None = None) -> JobOutcome:
+    def run(self, fn: Callable[..., Any], args: tuple = (),
+            on_event: Callable[[Any], None] | None = None) -> JobOutcome:
         """Run fn(*args) in the worker and wait at most timeout_s for its answer. Errors meant for
         the user (GpuprofError) are raised again here; Ctrl-C stops the worker and propagates."""
         try:
@@ -103,9 +104,11 @@ class Worker:
         deadline = time.monotonic() + self.startup_timeout_s
         while not parent.poll(_POLL_S):
             if not process.is_alive():
-                raise errors.EnvironmentProblem(f"the worker process exited while starting ({_exit_text(process.exitcode)})")
+                raise errors.EnvironmentProblem(
+                    f"the worker process exited while starting ({_exit_text(process.exitcode)})")
             if time.monotonic() > deadline:
-                raise errors.EnvironmentProblem(f"the worker process did not start within {self.startup_timeout_s:.0f} s")
+                raise errors.EnvironmentProblem(
+                    f"the worker process did not start within {self.startup_timeout_s:.0f} s")
         try:
             ready = parent.recv()
         except EOFError:

@@ -65,7 +65,8 @@ class Monitor:
             return
         n = self._nvml
         try:
-            get = getattr(n, "nvmlDeviceGetCurrentClocksEventReasons", None) or n.nvmlDeviceGetCurrentClocksThrottleReasons
+            get = (getattr(n, "nvmlDeviceGetCurrentClocksEventReasons", None)
+                   or n.nvmlDeviceGetCurrentClocksThrottleReasons)
             self._reasons.update(throttling_names(int(get(self._handle))))
             self._clock = float(n.nvmlDeviceGetClockInfo(self._handle, n.NVML_CLOCK_SM))
         except Exception:  # noqa: BLE001 -- a query this GPU does not support: stop asking

@@ -14,7 +14,7 @@ Two ways to take a sample:
   the program waits for it), the end event is recorded and waited for. The sample is what the
   program sees from the moment it issues the unit to the moment its result is on the host,
   including a few µs of API latency (negligible at the family's millisecond units). Before each
-  sample the launch's untimed reset (launch_plan.UNTIMED_RESET, e.g. managed memory prefetched
+  sample the launch's untimed reset (families.interface.UNTIMED_RESET, e.g. managed memory prefetched
   back to the host) runs, and in cold mode the L2 flush, both before the stream is drained.
   Graph and CUPTI modes do not apply to such a unit (a host-synchronous copy cannot be captured,
   and CUPTI's kernel records miss copies): they are refused with a reason.
@@ -34,10 +34,10 @@ import numpy as np
 from gpuprof.analysis import stats
 from gpuprof.analysis.order_stats import median_resolution
 from gpuprof.errors import EnvironmentProblem, UsageError
+from gpuprof.families.interface import UNTIMED_RESET
 from gpuprof.gpu import cupy, device_info
 from gpuprof.measure import throttle
 from gpuprof.results import Timing
-from gpuprof.variants.launch_plan import UNTIMED_RESET
 
 Launch = Callable[[Any], None]  # launch(stream): enqueue one run of the variant on that stream
 
@@ -266,7 +266,7 @@ def recorded_resolution(samples: list[float], policy: TimingPolicy) -> float | N
 
 
 def run_untimed_reset(launch: Launch, stream: Any) -> None:
-    """The launch's untimed reset, if it has one (launch_plan.UNTIMED_RESET), then the stream drained:
+    """The launch's untimed reset, if it has one (families.interface.UNTIMED_RESET), then the stream drained:
     the state every sample must start from (managed pages back on the host), never timed."""
     reset = getattr(launch, UNTIMED_RESET, None)
     if reset is not None:

@@ -35,7 +35,7 @@ def import_ncu_report() -> ModuleType:
     (extras/python) into gpuprof's process ended it with a segmentation fault on the lent H100
     (Python 3.12, ncu 2025.3.1), so gpuprof falls back to `ncu --import` CSV instead."""
     try:
-        import ncu_report  # type: ignore[import-not-found]
+        import ncu_report
     except ImportError as exc:
         raise NcuReportUnavailable(_INSTALL_HINT) from exc
     return ncu_report
@@ -112,16 +112,17 @@ def _nvtx_ranges(action: Any) -> list[tuple[str, str]]:
     state = action.nvtx_state()
     if state is None:
         return []
-    out = []
+    out: list[tuple[str, str]] = []
     for domain_id in state.domains():
         domain = state.domain_by_id(domain_id)
         out.extend((domain.name(), name) for name in domain.push_pop_ranges())
     return out
 
 
-def _advice(kernel_id: int, result: dict) -> NcuAdvice:
-    msg = result.get("rule_message") or {}
-    speedup = result.get("speedup_estimation") or {}
+def _advice(kernel_id: int, result: dict[str, Any]) -> NcuAdvice:
+    # ncu_report's rule dicts are untyped; a missing "type" maps to "None" / no speedup type.
+    msg: Any = result.get("rule_message") or {}
+    speedup: Any = result.get("speedup_estimation") or {}
     return NcuAdvice(
         kernel_id=kernel_id,
         section=result.get("section_identifier", ""),

@@ -7,7 +7,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from gpuprof.errors import ParseError, ToolFailed
 
@@ -361,7 +361,14 @@ _BYTES = {"b": 1.0, "kb": 1e3, "mb": 1e6, "gb": 1e9, "kib": 1024.0, "mib": 1024.
 _NUMBER = re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 
 
-_STATS = ("avg", "med", "min", "max", "stddev")
+class _Stats(TypedDict):
+    """The per-row statistics every summary record shares, in ns."""
+
+    avg_ns: float
+    med_ns: float | None
+    min_ns: float
+    max_ns: float
+    stddev_ns: float | None
 
 
 class _Row:
@@ -376,12 +383,20 @@ class _Row:
         cell = self.cells[self.canon[key][0]].strip()
         return cell or None
 
-    def num(self, key: str, required: bool = True) -> float | None:
+    def number(self, key: str) -> float:
         cell = self.text(key)
         if cell is None:
-            if required:
-                raise ParseError(self.path, f"{self.where}, column {key!r}", "missing value")
-            return None
+            raise ParseError(self.path, f"{self.where}, column {key!r}", "missing value")
+        return self._to_number(key, cell)
+
+    def optional_number(self, key: str) -> float | None:
+        cell = self.text(key)
+        return None if cell is None else self._to_number(key, cell)
+
+    def integer(self, key: str) -> int:
+        return int(self.number(key))
+
+    def _to_number(self, key: str, cell: str) -> float:
         if not _NUMBER.fullmatch(cell):
             raise ParseError(self.path, f"{self.where}, column {key!r}", f"expected a number, got {cell!r}")
         value = float(cell.replace(",", ""))
@@ -392,10 +407,6 @@ class _Row:
         # Printed values are rounded (0.001 us, 0.001 MB); rounding the product drops float noise.
         return value if factor == 1.0 else round(value * factor, 3)
 
-    def int(self, key: str, required: bool = True) -> int | None:
-        value = self.num(key, required)
-        return None if value is None else int(value)
-
     def dims(self, key: str) -> tuple[int, int, int] | None:
         cell = self.text(key)
         if cell is None:
@@ -405,41 +416,38 @@ class _Row:
             raise ParseError(self.path, f"{self.where}, column {key!r}", f"expected 'x y z', got {cell!r}")
         return int(parts[0]), int(parts[1]), int(parts[2])
 
-    def xyz(self, prefix: str) -> tuple[int, int, int] | None:
-        vals = [self.int(f"{prefix}{a}", required=False) for a in "xyz"]
-        return None if any(v is None for v in vals) else (vals[0], vals[1], vals[2])  # type: ignore[return-value]
-
     def name(self, key: str) -> str:
         cell = self.text(key)
         if cell is None:
             raise ParseError(self.path, f"{self.where}, column {key!r}", "missing name")
         return cell
 
-    def stats(self, suffix: str = "_ns") -> dict[str, float | None]:
+    def stats(self) -> _Stats:
         """avg/med/min/max/stddev; Med and StdDev are optional (old nsys printed neither)."""
-        return {f"{k}{suffix}": self.num(k, required=k not in ("med", "stddev")) for k in _STATS}
+        return _Stats(avg_ns=self.number("avg"), med_ns=self.optional_number("med"), min_ns=self.number("min"),
+                      max_ns=self.number("max"), stddev_ns=self.optional_number("stddev"))
 
 
 def _kern(r: _Row) -> NsysKernelSummary:
     return NsysKernelSummary(
         name=r.name("name"),
-        time_pct=r.num("time"),
-        total_ns=r.num("total time"),
-        instances=r.int("instances"),
+        time_pct=r.number("time"),
+        total_ns=r.number("total time"),
+        instances=r.integer("instances"),
         **r.stats(),
         grid=r.dims("gridxyz"),
         block=r.dims("blockxyz"),
-    )  # type: ignore[arg-type]
+    )
 
 
 def _api(r: _Row) -> NsysApiSummary:
     return NsysApiSummary(
         name=r.name("name"),
-        time_pct=r.num("time"),
-        total_ns=r.num("total time"),
-        num_calls=r.int("num calls"),
+        time_pct=r.number("time"),
+        total_ns=r.number("total time"),
+        num_calls=r.integer("num calls"),
         **r.stats(),
-    )  # type: ignore[arg-type]
+    )
 
 
 def _split_range(rng: str) -> tuple[str | None, str]:
@@ -455,21 +463,21 @@ def _nvtx(r: _Row) -> NsysNvtxSummary:
         domain=domain,
         name=name,
         style=r.text("style"),
-        time_pct=r.num("time"),
-        total_ns=r.num("total time"),
-        instances=r.int("instances"),
+        time_pct=r.number("time"),
+        total_ns=r.number("total time"),
+        instances=r.integer("instances"),
         **r.stats(),
-    )  # type: ignore[arg-type]
+    )
 
 
 def _mem_time(r: _Row) -> NsysMemTimeSummary:
     return NsysMemTimeSummary(
         operation=r.name("operation"),
-        time_pct=r.num("time"),
-        total_ns=r.num("total time"),
-        count=r.int("count"),
+        time_pct=r.number("time"),
+        total_ns=r.number("total time"),
+        count=r.integer("count"),
         **r.stats(),
-    )  # type: ignore[arg-type]
+    )
 
 
 # The reports gpuprof asks `nsys stats` for (tools/nsys.py REPORTS); other tables are kept untyped.

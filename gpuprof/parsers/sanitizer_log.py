@@ -288,6 +288,9 @@ def _summarise(
 ) -> SanitizerSummary:
     n = len(findings)
     not_printed = counts.get("not_printed", 0)
+    errors: int | None  # None: the log has no summary line
+    warnings: int | None  # only racecheck counts warnings apart
+    printed: int | None
     if "displayed" in counts:  # racecheck
         errors, warnings, printed = counts["race_errors"], counts["race_warnings"], counts["displayed"]
         truncated = printed < errors + warnings or bool(notes)
@@ -301,6 +304,7 @@ def _summarise(
     elif n != printed:
         mismatch = f"tool says {printed} printed, {n} parsed"
     elif truncated:
+        assert errors is not None  # a printed count is only ever derived from an error count
         total = errors if warnings is None else errors + warnings
         mismatch = f"only {printed} of {total} printed (raise --print-limit or the hazard cap to see all)"
     return SanitizerSummary(

@@ -10,7 +10,7 @@ from rich.table import Table
 _BINARY = (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
 
 
-def size_text(n: int | float) -> str:
+def size_text(n: float) -> str:
     """Bytes the way deviceQuery writes capacities: the largest binary unit that divides evenly,
     else one decimal of the largest unit reached; small counts stay in bytes."""
     for unit, scale in _BINARY:

@@ -44,7 +44,7 @@ def _with_distinguishing_arg(name: str, base: str, stem: str, namesakes: list[st
         return stem
     mine = [_arg_name(a) for a in _template_args(name, base)]
     remaining = [[_arg_name(a) for a in _template_args(m, base)] for m in namesakes if m != name]
-    picked = []
+    picked: list[str] = []
     for i, arg in enumerate(mine):
         rivals = [o[i] for o in remaining if i < len(o)]
         if any(r != arg for r in rivals) or len(rivals) < len(remaining):
@@ -73,7 +73,9 @@ def _template_args(name: str, base: str) -> list[str]:
     start = name.find(base + "<")
     if start < 0:
         return []
-    i, depth, args, current = start + len(base), 0, [], []
+    i, depth = start + len(base), 0
+    args: list[str] = []
+    current: list[str] = []
     for c in name[i:]:
         if c in "<([":
             depth += 1

@@ -3,6 +3,9 @@ rules' advice as a list under the table, and the roofline points."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from rich.console import Group
 from rich.text import Text
 
@@ -14,8 +17,12 @@ from gpuprof.render import units
 from gpuprof.render.fit import Column, fitted_table
 from gpuprof.render.kernel_names import short_names
 
+if TYPE_CHECKING:
+    from rich.table import Table
+
 # Occupancy limiters as the table prints them (launch__occupancy_limit_<name>).
-LIMITER_WORDS = {"registers": "regs", "shared_mem": "smem", "warps": "warps", "blocks": "blocks", "barriers": "barriers"}
+LIMITER_WORDS = {"registers": "regs", "shared_mem": "smem", "warps": "warps", "blocks": "blocks",
+                 "barriers": "barriers"}
 
 
 def _num(value: float | None, fmt: str = "{:.1f}") -> str:
@@ -60,24 +67,26 @@ _CAPTION = ("kernel: name stem (full names: --wide, --json); occupancy: achieved
             "SM/mem %: of peak sustained (SpeedOfLight); limiter: what caps blocks per SM")
 
 
-def summary_table(run: NcuRun, width: int | None, wide: bool = False):
+def summary_table(run: NcuRun, width: int | None, wide: bool = False) -> Table:
     """One row per distinct kernel, largest total time first."""
     summaries = summarize_kernels(r for result in run.results for r in result.rows)
     names = short_names([s.name for s in summaries])
     columns = [Column("kernel", 0, "left"), Column("NVTX range", 3, "left"), Column("launches", 0),
                Column("total", 0), Column("mean", 4), Column("share", 0), Column("regs", 5),
                Column("occupancy", 2), Column("SM %", 1), Column("mem %", 1), Column("limiter", 2, "left")]
-    rows = [[kernel_label(names, s.name, wide), s.nvtx_range or "-", str(s.launches), _ns(s.total_ns),
-             _ns(s.mean_ns), f"{s.share_pct:.1f} %", _num(s.registers, "{:.0f}"),
-             _occupancy(s.achieved_occupancy_pct, s.theoretical_occupancy_pct), _num(s.sm_pct, "{:.0f}"),
-             _num(s.memory_pct, "{:.0f}"), limiter_text(s.limiter)] for s in summaries]
+    rows: list[list[str | Text]] = [
+        [kernel_label(names, s.name, wide), s.nvtx_range or "-", str(s.launches), _ns(s.total_ns),
+         _ns(s.mean_ns), f"{s.share_pct:.1f} %", _num(s.registers, "{:.0f}"),
+         _occupancy(s.achieved_occupancy_pct, s.theoretical_occupancy_pct), _num(s.sm_pct, "{:.0f}"),
+         _num(s.memory_pct, "{:.0f}"), limiter_text(s.limiter)]
+        for s in summaries]
     launches = sum(s.launches for s in summaries)
     return fitted_table(columns, rows, None if wide else width,
                         title=_title(run, f"{len(summaries)} kernels, {launches} launches profiled"),
                         caption=_CAPTION + "; share: of the profiled launches' summed duration")
 
 
-def launches_table(run: NcuRun, width: int | None, wide: bool = False):
+def launches_table(run: NcuRun, width: int | None, wide: bool = False) -> Table:
     """One row per profiled launch, grouped by variant (or NVTX range)."""
     names = short_names([r.demangled_name for result in run.results for r in result.rows])
     # A family's rows are labelled by variant; a program's by the NVTX range each launch ran in.
@@ -86,7 +95,7 @@ def launches_table(run: NcuRun, width: int | None, wide: bool = False):
                Column("SM %", 1), Column("mem %", 1), Column("DRAM %", 3), Column("occupancy", 2),
                Column("limiter", 2, "left"), Column("regs", 4), Column("smem/block", 6), Column("grid", 5),
                Column("block", 5), Column("DRAM bytes", 7), Column("FLOP", 7), Column("FLOP/B", 6)]
-    rows = []
+    rows: list[list[str | Text]] = []
     for result in run.results:
         if result.error:
             rows.append([result.label, "not profiled (reason below)", *["-"] * (len(columns) - 2)])
@@ -108,11 +117,12 @@ def launches_table(run: NcuRun, width: int | None, wide: bool = False):
                         title=_title(run, f"{launches} launches, report read by {run.reader}"), caption=caption)
 
 
-def advice_list(items: list[tuple[str, tuple[NcuAdvice, ...]]], limit: int = 4, full: bool = False) -> Group:
+def advice_list(items: Sequence[tuple[str, Sequence[NcuAdvice]]], limit: int = 4, full: bool = False) -> Group:
     """The rules' advice under the table: per kernel or variant, largest estimated speedup first."""
     lines: list[Text] = [Text("ncu rule advice (largest estimated speedup first)", style="bold")]
     for label, advice in items:
-        chosen = sorted((a for a in advice if a.kind in ("OPT", "WRN")), key=lambda a: -(a.estimated_speedup_pct or 0.0))
+        chosen = sorted((a for a in advice if a.kind in ("OPT", "WRN")),
+                        key=lambda a: -(a.estimated_speedup_pct or 0.0))
         if not chosen:
             continue
         lines.append(Text(f"  {label}", style="cyan"))
@@ -144,11 +154,13 @@ def first_sentence(text: str) -> str:
     return text[: cut + 1] if cut > 0 else text
 
 
-def roofline_table(points: list[Point], roof: Roof, width: int | None):
+def roofline_table(points: list[Point], roof: Roof, width: int | None) -> Table:
     columns = [Column("kernel / variant", 0, "left"), Column("FLOP/B", 0), Column("achieved", 1),
                Column("roof there", 2), Column("% of roof", 0), Column("bound", 1, "left")]
-    rows = [[p.label, f"{p.intensity:.3g}", units.rate(p.flops, "flop"), units.rate(roof.attainable(p.intensity), "flop"),
-             units.percent(p.fraction_of_roof(roof)), p.bound(roof)] for p in points]
+    rows: list[list[str | Text]] = [
+        [p.label, f"{p.intensity:.3g}", units.rate(p.flops, "flop"), units.rate(roof.attainable(p.intensity), "flop"),
+         units.percent(p.fraction_of_roof(roof)), p.bound(roof)]
+        for p in points]
     title = (f"roofline: FP32 {roof.peak_flops / 1e12:.1f} TFLOP/s, DRAM {roof.peak_bytes_s / 1e12:.2f} TB/s, "
              f"ridge {roof.ridge:.1f} FLOP/B")
     return fitted_table(columns, rows, width, title=title, caption=f"peaks: {roof.source}")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -17,6 +18,8 @@ _UNITS = (("s", 1e9), ("ms", 1e6), ("µs", 1e3), ("ns", 1.0))
 _STATS = ("total_ns", "avg_ns", "med_ns", "min_ns", "max_ns")
 _HEADERS = ("Total", "Avg", "Med", "Min", "Max")
 PERFETTO = "https://ui.perfetto.dev"
+
+_Record = TypeVar("_Record")
 
 
 def time_unit(values: Iterable[float | None]) -> tuple[str, float]:
@@ -49,8 +52,8 @@ def _table(title: str, name_header: str, count_header: str, rows: Sequence, name
         columns.append(Column(f"{header} ({unit})", priority))
         cells.append([_cell(v, scale) for v in values])
     # Text, not str: "[CUDA memset]" and template arguments must not be read as Rich markup.
-    body = [[Text(names[i]), f"{counts[i]:,}", f"{r.time_pct:.1f}", *(col[i] for col in cells)]
-            for i, r in enumerate(rows)]
+    body: list[list[str | Text]] = [[Text(names[i]), f"{counts[i]:,}", f"{r.time_pct:.1f}", *(col[i] for col in cells)]
+                                    for i, r in enumerate(rows)]
     return fitted_table(columns, body, width, title=title)
 
 
@@ -85,19 +88,14 @@ def render_summary(summary: NsysSummary, heading: str, source: str, width: int |
         out.append(Text(f"FAILED: {summary.error}", style="bold red"))
     ranges_title = ("Ranges: torch.profiler record_function (CPU time)" if source == "torch"
                     else "NVTX ranges (CPU time)")
-    parts = (
-        (summary.kernels, kernel_table, "CUDA kernels (GPU time)", "no CUDA kernels were recorded"),
-        (summary.memcpy, memcpy_table, "Memory copies and sets (GPU time)", "no memory copies or sets"),
-        (summary.api, api_table, "CUDA API calls (CPU time)", "no CUDA API calls were recorded"),
-        (summary.nvtx, nvtx_table, ranges_title, "no ranges were recorded"),
-    )
-    for rows, make, title, empty in parts:
-        if rows is None:  # this source cannot give it; the notes say why
-            continue
-        if rows:
-            out.append(make(rows, title, None if wide else width, wide))
-        elif not summary.error:
-            out.append(Text(f"{title}: {empty}", style="dim"))
+    table_width = None if wide else width
+    out += _section(summary, summary.kernels, kernel_table, "CUDA kernels (GPU time)",
+                    "no CUDA kernels were recorded", table_width, wide)
+    out += _section(summary, summary.memcpy, memcpy_table, "Memory copies and sets (GPU time)",
+                    "no memory copies or sets", table_width, wide)
+    out += _section(summary, summary.api, api_table, "CUDA API calls (CPU time)",
+                    "no CUDA API calls were recorded", table_width, wide)
+    out += _section(summary, summary.nvtx, nvtx_table, ranges_title, "no ranges were recorded", table_width, wide)
     out += [Text(f"note: {n}", style="dim") for n in summary.notes]
     traces = [p for p in summary.artifacts if p.name.endswith(".trace.json")]
     out += [Text(f"Chrome trace (open it in {PERFETTO}): {p}") for p in traces]
@@ -105,6 +103,18 @@ def render_summary(summary: NsysSummary, heading: str, source: str, width: int |
     if kept:
         out.append(Text("kept: " + ", ".join(str(p) for p in kept), style="dim"))
     return out
+
+
+def _section(summary: NsysSummary, rows: Sequence[_Record] | None,
+             make: Callable[[Sequence[_Record], str, int | None, bool], Table], title: str, empty: str,
+             width: int | None, wide: bool) -> list[RenderableType]:
+    """One summary's table; nothing where the source cannot give it (the notes say why), a dim line
+    where it had nothing of that kind (unless the program failed)."""
+    if rows is None:
+        return []
+    if rows:
+        return [make(rows, title, width, wide)]
+    return [] if summary.error else [Text(f"{title}: {empty}", style="dim")]
 
 
 def render_profile(profile: NsysProfile, width: int | None = None, wide: bool = False) -> Group:

@@ -24,9 +24,11 @@ def save_roofline(points: list[Point], roof: Roof, path: Path, title: str) -> Pa
     xs = [lo * (hi / lo) ** (i / 200) for i in range(201)]
     fig, ax = plt.subplots(figsize=(8, 5.5), dpi=120)
     for q in precisions:
+        peak, ridge = roof.peak(q), roof.ridge_for(q)
+        assert peak is not None and ridge is not None  # fp32's peak is the roof's own; the others were kept for one
         ax.loglog(xs, [(roof.attainable(x, q) or 0) / 1e12 for x in xs], lw=2, color="black" if q == "fp32" else None,
-                  label=f"roof: DRAM, {roof.name(q)} {roof.peak(q) / 1e12:.1f} TFLOP/s")
-        ax.axvline(roof.ridge_for(q), color="grey", ls=":", lw=1)
+                  label=f"roof: DRAM, {roof.name(q)} {peak / 1e12:.1f} TFLOP/s")
+        ax.axvline(ridge, color="grey", ls=":", lw=1)
     for p in points:
         ax.scatter(p.intensity, p.flops / 1e12, s=40, zorder=3)
         ax.annotate(p.label, (p.intensity, p.flops / 1e12), textcoords="offset points", xytext=(5, 4), fontsize=8)

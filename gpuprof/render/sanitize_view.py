@@ -76,7 +76,8 @@ def command_table(results: list[SanitizeResult]) -> Table:
 
 
 def short_kernel(name: str | None) -> str:
-    """'oob_write(int *, int)' -> 'oob_write'; 'void k<32, float>(float*)' -> 'k<32, float>' (full names are in the log)."""
+    """'oob_write(int *, int)' -> 'oob_write'; 'void k<32, float>(float*)' -> 'k<32, float>'
+    (full names are in the log)."""
     if not name:
         return "-"
     head = name.split("(", 1)[0].strip()

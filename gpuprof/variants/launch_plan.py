@@ -5,17 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gpuprof.families.interface import FamilyHost
+from gpuprof.families.interface import UNTIMED_RESET, FamilyHost
 from gpuprof.gpu import cupy, device_info
 from gpuprof.variants import nvrtc, ranges
 from gpuprof.variants.catalog import Family, Variant
 from gpuprof.variants.sizes import grid_for
-
-# A launch may carry an untimed reset: launch.untimed_reset(stream) puts back the state every
-# sample starts from (transfers' managed pages prefetched back to the host), run by the timer
-# before each sample and outside its events. Only host-synchronous variants may have one
-# (measure/timing.py). The wrappers below (NVTX ranges, zeroing) keep it.
-UNTIMED_RESET = "untimed_reset"
 
 
 @dataclass(frozen=True)

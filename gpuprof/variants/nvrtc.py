@@ -67,7 +67,7 @@ def nvrtc_library() -> Any | None:
         from cupy_backends.cuda.libs import nvrtc
 
         nvrtc.getVersion()
-    except Exception:
+    except Exception:  # noqa: BLE001  # loading libnvrtc fails in several ways (import, OS, CUDA): all mean none
         return None
     return nvrtc
 
@@ -84,7 +84,7 @@ def nvrtc_rejects(variant: Variant, arch: str) -> str | None:
     try:
         nvrtc.compileProgram(program, [*nvrtc_options(variant), f"-arch={arch}"])
         return None
-    except Exception:
+    except nvrtc.NVRTCError:
         return _first_error(nvrtc.getProgramLog(program))
     finally:
         nvrtc.destroyProgram(program)
@@ -93,7 +93,8 @@ def nvrtc_rejects(variant: Variant, arch: str) -> str | None:
 def compile_variant(variant: Variant) -> CompiledKernel:
     """NVRTC-compile one variant; a compile error becomes an InputError with the compiler's text."""
     if not variant.is_cuda or variant.file is None or variant.kernel is None:
-        raise ValueError(f"{variant.name} is a {'vendor' if variant.vendor else variant.language} variant; it has no CUDA source")
+        kind = "vendor" if variant.vendor else variant.language
+        raise ValueError(f"{variant.name} is a {kind} variant; it has no CUDA source")
     _point_cupy_cache()
     cp = cupy()
     device_info()  # fail with 'no GPU' before NVRTC complains about the architecture
@@ -106,8 +107,9 @@ def compile_variant(variant: Variant) -> CompiledKernel:
     except cp.cuda.compiler.CompileException as exc:
         raise InputError(f"{display_path(variant.file)} does not compile: {_first_error(str(exc))}") from None
     except cp.cuda.driver.CUDADriverError as exc:
+        kernels = [variant.kernel, *variant.extra_kernels]
         raise InputError(
-            f"{display_path(variant.file)}: a kernel of {[variant.kernel, *variant.extra_kernels]} not found or not loadable ({exc}); "
+            f"{display_path(variant.file)}: a kernel of {kernels} not found or not loadable ({exc}); "
             "is it declared extern \"C\" __global__?"
         ) from None
     return CompiledKernel(variant.name, variant.kernel, functions[variant.kernel], options, functions)

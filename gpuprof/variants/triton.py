@@ -83,7 +83,8 @@ def launch_factory(variant: Variant) -> Callable[[dict[str, Any], Any, dict[str,
     def launch_for(inputs: dict[str, Any], out: Any, size: dict[str, int]) -> Launch:
         launch = getattr(module, ENTRY_POINT)(inputs, out, size)
         if not callable(launch):
-            raise InputError(f"{shown}: {ENTRY_POINT}() returned {type(launch).__name__}, not a launch(stream) function")
+            raise InputError(
+                f"{shown}: {ENTRY_POINT}() returned {type(launch).__name__}, not a launch(stream) function")
         return _one_line_errors(launch, shown)
 
     return launch_for
@@ -98,7 +99,8 @@ def _one_line_errors(launch: Launch, shown: str) -> Launch:
         try:
             launch(stream)
         except TritonError as exc:
-            raise InputError(f"{shown}: Triton {triton.__version__} cannot compile or launch it: {_triton_reason(exc)}") from None
+            raise InputError(
+                f"{shown}: Triton {triton.__version__} cannot compile or launch it: {_triton_reason(exc)}") from None
 
     return launch_checked
 
@@ -106,9 +108,9 @@ def _one_line_errors(launch: Launch, shown: str) -> Launch:
 def _triton_reason(exc: BaseException) -> str:
     """A CompilationError's own message (its str() is the source excerpt), else the first line."""
     message = getattr(exc, "error_message", None)
-    node = getattr(exc, "node", None)
+    lineno = getattr(getattr(exc, "node", None), "lineno", None)
     if message:
-        where = f" (line {node.lineno} of the @triton.jit function)" if getattr(node, "lineno", None) else ""
+        where = f" (line {lineno} of the @triton.jit function)" if lineno else ""
         lines = [line.strip() for line in str(message).splitlines() if line.strip()]
         return f"{type(exc).__name__}{where}: {lines[-1] if lines else message}"
     return f"{type(exc).__name__}: {_first_line(exc)}"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from gpuprof import families
@@ -148,16 +148,19 @@ def load_kernels_dir(directory: Path, family: Family) -> list[Variant]:
         raise InputError(f"{path}: not valid TOML ({exc})") from None
     unknown = sorted(set(data) - {"family", "variant"})
     if unknown:
-        raise InputError(f"{path}: unknown key {unknown[0]!r}; a kernels-dir manifest has 'family' and [[variant]] tables")
+        raise InputError(
+            f"{path}: unknown key {unknown[0]!r}; a kernels-dir manifest has 'family' and [[variant]] tables")
     if data.get("family", family.name) != family.name:
         raise InputError(f"{path}: family = {data['family']!r} but the file is named for {family.name}")
     tables = data.get("variant")
     if not isinstance(tables, list) or not tables or not all(isinstance(t, dict) for t in tables):
-        raise InputError(f"{path}: needs at least one [[variant]] table with name, technique, file, kernel, block, tile")
+        raise InputError(
+            f"{path}: needs at least one [[variant]] table with name, technique, file, kernel, block, tile")
     variants = []
     for index, table in enumerate(tables, 1):
         if table.get("vendor"):
-            raise InputError(f"{path}: variant {index}: vendor variants need host code; add .cu (or Triton .py) variants")
+            raise InputError(
+                f"{path}: variant {index}: vendor variants need host code; add .cu (or Triton .py) variants")
         variants.append(parse_variant(path, index, table, user=True))
     validate_variants(path, family, variants)
     host = families.host(family.name)
@@ -168,6 +171,7 @@ def load_kernels_dir(directory: Path, family: Family) -> list[Variant]:
             raise InputError(f"{path}: {exc.message}") from None
     for variant in variants:
         if variant.is_cuda:  # a Triton variant (language = "triton") brings its own launch
+            assert variant.file is not None  # validate_variants: every non-vendor variant has a file that exists
             _kernel_in(variant.file, read_source(variant.file), family, variant.kernel)
     return variants
 
@@ -175,6 +179,7 @@ def load_kernels_dir(directory: Path, family: Family) -> list[Variant]:
 def to_variant(family: Family, spec: AddSpec) -> Variant:
     """A Variant for the user's file; its signature must be the family's (checked before any launch)."""
     path = spec.path
+    assert path is not None  # a spec without --add only names a kernels-dir; add_to_family skips it
     source = read_source(path, "--add")
     name = _kernel_in(path, source, family, spec.function)
     base = family.variant(family.baseline)
@@ -195,15 +200,18 @@ def _kernel_in(path: Path, source: str, family: Family, function: str | None) ->
     """The entry point's name; it must exist (extern "C") and take the family's parameters."""
     kernels = kernel_declarations(source)
     if not kernels:
-        raise InputError(f'{path}: no extern "C" __global__ kernel found; declare it extern "C" so gpuprof can find it')
+        raise InputError(
+            f'{path}: no extern "C" __global__ kernel found; declare it extern "C" so gpuprof can find it')
     name = function or (next(iter(kernels)) if len(kernels) == 1 else None)
     if name is None:
-        raise UsageError(f"{path} has several kernels ({', '.join(kernels)}); name one: --add {path}:{next(iter(kernels))}")
+        raise UsageError(
+            f"{path} has several kernels ({', '.join(kernels)}); name one: --add {path}:{next(iter(kernels))}")
     if name not in kernels:
         raise UsageError(f"{path} has no extern \"C\" __global__ kernel '{name}'; found: {', '.join(kernels)}")
     declaration = kernels[name]
     want = parameter_types(family.signature)
     got = parameter_types(declaration.params)
     if got != want:
-        raise InputError(f"{path}:{declaration.line}: {family.name} kernels take ({', '.join(want)}); {name} takes ({', '.join(got)})")
+        raise InputError(f"{path}:{declaration.line}: {family.name} kernels take ({', '.join(want)}); "
+                         f"{name} takes ({', '.join(got)})")
     return name

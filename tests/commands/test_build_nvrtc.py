@@ -29,7 +29,7 @@ def test_variant_compiles_under_nvrtc_for_sm_90(family, variant):
     program = nvrtc.createProgram(nvrtc_source(variant), variant.file.name, [], [])
     try:
         nvrtc.compileProgram(program, [*nvrtc_options(variant), "-arch=sm_90"])
-    except Exception:
+    except nvrtc.NVRTCError:
         pytest.fail(f"{family}/{variant.name} does not compile under NVRTC:\n{nvrtc.getProgramLog(program)}")
     finally:
         nvrtc.destroyProgram(program)
@@ -40,7 +40,7 @@ def test_a_kernel_that_needs_math_h_fails_under_nvrtc():
     nvrtc = _nvrtc()
     source = 'extern "C" __global__ void k(float* x) { x[0] = -INFINITY; }\n'
     program = nvrtc.createProgram(source, "k.cu", [], [])
-    with pytest.raises(Exception):
+    with pytest.raises(nvrtc.NVRTCError):
         nvrtc.compileProgram(program, ["-arch=sm_90"])
     assert "INFINITY" in nvrtc.getProgramLog(program)
     nvrtc.destroyProgram(program)

@@ -72,7 +72,8 @@ def test_transform_tolerance_is_looser_but_still_catches_a_wrong_tap():
     assert wrong_tap > 10 * tol
 
 
-@pytest.mark.parametrize(("n", "expected"), [(1, 2), (2, 2), (11, 12), (13, 14), (58, 60), (78, 80), (29, 30), (97, 98)])
+@pytest.mark.parametrize(("n", "expected"),
+                         [(1, 2), (2, 2), (11, 12), (13, 14), (58, 60), (78, 80), (29, 30), (97, 98)])
 def test_fft_sizes_have_only_small_prime_factors(n, expected):
     assert conv2d._fft_size(n) == expected
 

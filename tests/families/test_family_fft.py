@@ -27,7 +27,8 @@ def test_n_must_be_a_power_of_two(n):
 
 
 def test_tolerance_grows_with_log2n_and_still_catches_an_o1_error():
-    assert fft.tolerance("x", {"n": 2**20, "batch": 1}) == pytest.approx(2 * fft.tolerance("x", {"n": 2**10, "batch": 1}))
+    assert fft.tolerance("x", {"n": 2**20, "batch": 1}) == pytest.approx(
+        2 * fft.tolerance("x", {"n": 2**10, "batch": 1}))
     assert fft.tolerance("x", {"n": 2**22, "batch": 1}) < 1e-4
 
 

@@ -50,7 +50,8 @@ def test_manifest_declares_plans_and_error_models_the_module_offers():
 def test_default_counts():
     assert fused.flop(DEFAULT) == 2 * 32 * 64 * 56 * 56 * 64 * 9 == 7_398_752_256
     # x + w + gamma + beta read once, the pooled y written once
-    assert fused.bytes_moved(DEFAULT) == 4 * (32 * 64 * 56 * 56 + 64 * 64 * 9 + 2 * 64 + 32 * 64 * 28 * 28) == 32_260_608
+    assert (fused.bytes_moved(DEFAULT)
+            == 4 * (32 * 64 * 56 * 56 + 64 * 64 * 9 + 2 * 64 + 32 * 64 * 28 * 28) == 32_260_608)
 
 
 def test_mnist_block_counts():

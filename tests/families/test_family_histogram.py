@@ -42,7 +42,8 @@ def test_manifest_sizes_cover_uniform_skewed_and_tails():
 
 def test_plan_zeroes_the_bins_on_the_stream_before_the_kernel(monkeypatch):
     events: list = []
-    runtime = SimpleNamespace(memsetAsync=lambda ptr, value, nbytes, stream: events.append(("memset", ptr, value, nbytes, stream)))
+    runtime = SimpleNamespace(
+        memsetAsync=lambda ptr, value, nbytes, stream: events.append(("memset", ptr, value, nbytes, stream)))
     monkeypatch.setattr(histogram, "cupy", lambda: SimpleNamespace(cuda=SimpleNamespace(runtime=runtime)))
     out = SimpleNamespace(data=SimpleNamespace(ptr=1234), nbytes=2048)
     fam = catalog.load_family("histogram")

@@ -3,6 +3,7 @@ kernels under other -D values. No GPU."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -38,7 +39,7 @@ def test_one_dropped_element_fails_at_a_small_check_size():
 def test_tiled_schedule_covers_every_element_and_ends_in_one_block(n, per_block):
     passes = reduce.schedule(n, per_block)
     assert passes[0][1] == n and passes[-1][0] == 1
-    for (blocks, count), (_, next_count) in zip(passes, passes[1:]):
+    for (blocks, _), (_, next_count) in itertools.pairwise(passes):
         assert next_count == blocks  # each pass sums the previous one's partials
     for blocks, count in passes:
         assert blocks == math.ceil(count / per_block)

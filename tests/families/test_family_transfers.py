@@ -16,7 +16,7 @@ from gpuprof import families
 from gpuprof.analysis import ceilings, derive
 from gpuprof.errors import EnvironmentProblem, InputError, UsageError
 from gpuprof.families import transfers
-from gpuprof.families.interface import FamilyHost
+from gpuprof.families.interface import UNTIMED_RESET, FamilyHost
 from gpuprof.measure import timing
 from gpuprof.results import OK, CheckResult, Row, Timing
 from gpuprof.variants import catalog, launch_plan
@@ -286,7 +286,7 @@ def test_launch_wrappers_keep_the_untimed_reset(monkeypatch):
 
     host = FamilyHost(SimpleNamespace(plan=plan))
     launch = launch_plan.make_launch_factory(fam, variant, host)({}, None, {"n": 10})
-    assert getattr(launch, launch_plan.UNTIMED_RESET) is reset
+    assert getattr(launch, UNTIMED_RESET) is reset
 
 
 def test_course_suite_runs_every_transfers_variant():

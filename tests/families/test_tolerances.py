@@ -49,7 +49,8 @@ def relative(out: float, ref: float) -> float:
 # ---------------------------------------------------------------- reduce
 
 
-ORDERS = [(order, n) for order in ("chains of 1000, then serial", "pairwise") for n in (7, 4097, 1000003, 1048577, 2**22)]
+ORDERS = [(order, n) for order in ("chains of 1000, then serial", "pairwise")
+          for n in (7, 4097, 1000003, 1048577, 2**22)]
 # One serial chain of n adds, the worst order, at the check sizes only: past ~2^22 its error grows
 # faster than sqrt(n) (0.5 u*sqrt(n) at 2^22) and past 2^24 a float32 running sum of values below 1
 # stagnates: such a kernel is wrong at the benchmark size, and is failed there.
@@ -235,7 +236,8 @@ def serial_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return c
 
 
-WORST_OF_16M = math.sqrt(2 * math.log(16e6)) / math.sqrt(2 * math.log(128 * 128))  # Gaussian tail: 128^2 -> 4096^2 outputs
+# Gaussian tail: 128^2 -> 4096^2 outputs
+WORST_OF_16M = math.sqrt(2 * math.log(16e6)) / math.sqrt(2 * math.log(128 * 128))
 
 
 @pytest.mark.parametrize("k", [1, 65, 300, 1024, 4096])

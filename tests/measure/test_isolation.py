@@ -106,8 +106,8 @@ def test_runner_turns_a_timeout_into_a_timeout_row():
     fake = _FakeWorker(isolation.JobOutcome(isolation.TIMED_OUT, detail="no answer within 30 s", last_event="check"))
     row = runner._run_isolated(fake, _job(), lambda step: None)
     assert row.check.status == TIMEOUT
-    assert row.check.reasons == ["no answer within 30 s during check; its worker process was stopped "
-                                 "(a kernel that never ends? --timeout sets the limit)"]
+    assert row.check.reasons == [("no answer within 30 s during check; its worker process was stopped "
+                                  "(a kernel that never ends? --timeout sets the limit)")]
     assert row.timing is None and row.variant == "grid" and row.size == {"n": 4096}
 
 
@@ -121,7 +121,7 @@ def test_runner_turns_a_crash_into_a_fault_row():
 
 @pytest.mark.parametrize(("status", "retired"), [(FAULT, 1), (OK, 0)])
 def test_a_fault_reported_by_the_job_retires_its_worker(status, retired):
-    family, variant, size, _, _ = _job()
+    _, _, size, _, _ = _job()
     done = Row(family="vecadd", variant="grid", size=size, vendor=False, check=CheckResult(status=status))
     fake = _FakeWorker(isolation.JobOutcome(isolation.DONE, value=done))
     assert runner._run_isolated(fake, _job(), lambda step: None) is done
