@@ -233,7 +233,7 @@ def run_suite_on_gpus(suite: Suite, gpus: list[int], json_out: Path | None = Non
                                       args=(gpu, suite, inboxes[gpu], done, work, timeout_s, prepare)) for gpu in gpus}
     merged = _Merged(suite, json_out, began, "+".join(sorted({e.source for e in estimates})))
     running: dict[int, Unit] = {}  # GPU -> the unit it holds
-    failure: UnitDone | None = None
+    failure: tuple[int, str] | None = None  # the first unit's error: (exit code, message)
 
     def hand_out(gpu: int) -> None:
         unit = dispatch.next_for(gpu)
@@ -255,7 +255,7 @@ def run_suite_on_gpus(suite: Suite, gpus: list[int], json_out: Path | None = Non
             received += 1
             del running[part.gpu]
             if part.error is not None and failure is None:
-                failure = part
+                failure = part.error
                 received += dispatch.withdraw()
             hand_out(part.gpu)  # before saving: the GPU does not wait for the JSON
             if part.error is not None:
@@ -275,7 +275,7 @@ def run_suite_on_gpus(suite: Suite, gpus: list[int], json_out: Path | None = Non
                 process.terminate()
                 process.join(5)
     if failure is not None:
-        code, message = failure.error
+        code, message = failure
         raise _ERROR_BY_CODE.get(code, GpuprofError)(message)
     if merged.outcome is None:
         raise ValueError("a suite without cases")  # load_suite refuses those

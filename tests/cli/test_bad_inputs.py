@@ -84,7 +84,8 @@ def _cases() -> list[tuple[str, list[str], int]]:
     # -------- suite
     for name in HOSTILE_INPUTS:
         add("suite", ["suite", f"{{tmp}}/{name}"])
-    for body in ('schema = 2\n[[case]]\nfamily = "vecadd"\n', 'schema = 1\n', 'schema = 1\n[[case]]\nfamily = "vecad"\n',
+    for body in ('schema = 2\n[[case]]\nfamily = "vecadd"\n', 'schema = 1\n',
+                 'schema = 1\n[[case]]\nfamily = "vecad"\n',
                  'schema = 1\n[[case]]\nfamily = "vecadd"\nvariants = ["nope"]\n',
                  'schema = 1\n[[case]]\nfamily = "vecadd"\nsizes = [{ n = 0 }]\n',
                  'schema = 1\n[[case]]\nfamily = "vecadd"\nsizes = [{ m = 4 }]\n',
@@ -93,7 +94,8 @@ def _cases() -> list[tuple[str, list[str], int]]:
                  'schema = 1\nkernels_dir = "nope"\n[[case]]\nfamily = "vecadd"\n'):
         add("suite", ["suite", f"{{tmp}}/s{len(cases)}.toml", "--suite-body", body])
     for argv in (["suite", "{tmp}/good.toml", "--json", "{tmp}/good.toml"], ["suite", "{tmp}/good.toml", "--json", "-"],
-                 ["suite", "{tmp}/good.toml", "--json", "{tmp}/notes.md"], ["suite", "{tmp}/good.toml", "--json", "{tmp}/no/r.json"],
+                 ["suite", "{tmp}/good.toml", "--json", "{tmp}/notes.md"],
+                 ["suite", "{tmp}/good.toml", "--json", "{tmp}/no/r.json"],
                  ["suite", "{tmp}/good.toml", "--timeout", "0"], ["suite", "{tmp}/good.toml", "--timeout", "-1"],
                  ["suite", "{tmp}/good.toml", "--jsn", "r.json"], ["suite"]):
         add("suite", argv)
@@ -109,11 +111,14 @@ def _cases() -> list[tuple[str, list[str], int]]:
     for name in HOSTILE_INPUTS:
         add("run", ["run", "vecadd", "--add", f"{{tmp}}/{name}"])
     for argv in (["run", "vecadd", "--add", "{tmp}/k.cu", "--add", "{tmp}/k.cu"],
-                 ["run", "vecadd", "--add", "{tmp}/k.cu:nope"], ["run", "vecadd", "--add", "{tmp}/k.cu", "--block", "0"],
-                 ["run", "vecadd", "--add", "{tmp}/k.cu", "--block", "2048"], ["run", "vecadd", "--add", "{tmp}/k.cu", "--tile", "a"],
+                 ["run", "vecadd", "--add", "{tmp}/k.cu:nope"],
+                 ["run", "vecadd", "--add", "{tmp}/k.cu", "--block", "0"],
+                 ["run", "vecadd", "--add", "{tmp}/k.cu", "--block", "2048"],
+                 ["run", "vecadd", "--add", "{tmp}/k.cu", "--tile", "a"],
                  ["run", "vecadd", "--add", "{tmp}/k.cu", "--grid", "sideways"], ["run", "vecadd", "--block", "128"],
                  ["run", "vecadd", "--tile", "128"], ["run", "vecadd", "--grid", "one"],
-                 ["run", "matmul", "--add", "{tmp}/k.cu"], ["run", "vecadd", "--add", "{tmp}/k.cu", "--json", "{tmp}/k.cu"],
+                 ["run", "matmul", "--add", "{tmp}/k.cu"],
+                 ["run", "vecadd", "--add", "{tmp}/k.cu", "--json", "{tmp}/k.cu"],
                  ["run", "vecadd", "--json", "{tmp}/notes.md"], ["run", "vecadd", "--json", "{tmp}/no/r.json"],
                  ["run", "vecadd", "--json", "{tmp}/folder"], ["run", "vecadd", "--kernels-dir", "{tmp}/nope"],
                  ["run", "vecadd", "--kernels-dir", "{tmp}/k.cu"], ["run", "vecadd", "--kernels-dir", "{tmp}/folder"],
@@ -132,7 +137,8 @@ def _cases() -> list[tuple[str, list[str], int]]:
         add("build", ["build", _typo(fam)])
     for argv in (["build", "-v", "naive"], ["build", "matmul", "-v", "nope"], ["build", "matmul", "-D", "NOPE=1"],
                  ["build", "matmul", "-D", "bm=64"], ["build", "matmul", "-D", "BM=x"],
-                 ["build", "vecadd", "--add", "{tmp}/k.cu", "--json", "{tmp}/k.cu"], ["build", "--json", "{tmp}/notes.md"],
+                 ["build", "vecadd", "--add", "{tmp}/k.cu", "--json", "{tmp}/k.cu"],
+                 ["build", "--json", "{tmp}/notes.md"],
                  ["build", "--json", "{tmp}/no/b.json"], ["build", "vecadd", "--add", "{tmp}/binary.bin"],
                  ["build", "vecadd", "--kernels-dir", "{tmp}/folder"], ["build", "vecadd", "--block", "64"],
                  ["build", "vecadd", "matmul"]):

@@ -24,7 +24,7 @@ def test_starter_has_the_family_signature_and_compiles(tmp_path, family):
     assert path.read_text().startswith(f"// {family} / mine\n")
     if shutil.which("nvcc"):
         done = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-o", str(tmp_path / "mine.cubin"), str(path)],
-                              capture_output=True, text=True, timeout=120)
+                              capture_output=True, text=True, timeout=120, check=False)
         assert done.returncode == 0, done.stderr
 
 
