@@ -1,7 +1,8 @@
 """Progress events the cores report while they work; the CLI turns them into a progress bar or lines.
 
 The cores (run, ncu, nsys, sanitize, profile) report through one shape: a ProgressFn called with a
-Progress event; suite passes run's events on, each with its case's label.
+Progress event; suite passes run's events on, each with its case's label (`within`), and suite --gpus
+reports each finished unit with its GPU's.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ class Progress:
     step: str  # START; run: "compile" | "check" | "time" | "verify"; nsys: "nsys profile"; ...; DONE when finished
     index: int  # its place (from 0) among the `total` things the core works through
     total: int  # may grow while the core works (sanitize re-runs a batch that was not clean)
+    # what the step is part of, as a progress line names it before `variant`: a suite's case
+    # ("case 2/5 matmul[BM=64]"), the GPU that ran a suite unit ("GPU 1:"); "" for a single command
+    within: str = ""
 
     @property
     def finished(self) -> int:

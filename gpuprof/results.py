@@ -33,7 +33,7 @@ class Samples(array):
     __slots__ = ()
 
     def __new__(cls, values: Sequence[float] = ()) -> Self:
-        return super().__new__(cls, "d", values)
+        return super().__new__(cls, "d", values)  # type: ignore[return-value]  # typeshed says array[float]; it is cls
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, array):
@@ -46,7 +46,7 @@ class Samples(array):
         equal = self.__eq__(other)
         return equal if equal is NotImplemented else not equal
 
-    __hash__ = None  # type: ignore[assignment]  # mutable, like the list it stands for
+    __hash__ = None  # mutable, like the list it stands for
 
     def __repr__(self) -> str:
         return f"Samples({self.tolist()!r})"

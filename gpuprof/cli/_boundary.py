@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
@@ -85,7 +86,7 @@ def usage_message(exc: BaseException) -> str:
 
 
 @contextmanager
-def exit_on_error(saved: Callable[[], str | None] | None = None) -> Iterator[None]:
+def exit_on_error(saved: Callable[[], Path | str | None] | None = None) -> Iterator[None]:
     """Ctrl-C inside a command: say truthfully what was saved (`saved()` names it, or None)."""
     try:
         yield

@@ -9,10 +9,11 @@ import typer
 
 from gpuprof.cli._app import app
 from gpuprof.cli._boundary import err_console, exit_on_error
-from gpuprof.cli._options import Arch, Force, JsonOut, VariantOptions, Variants, json_target, with_variant_options
+from gpuprof.cli._options import Arch, Force, JsonOut, Variants, json_target, with_variant_options
 from gpuprof.cli._output import human_console, write_json
 from gpuprof.errors import InputError, UsageError
 from gpuprof.results import size_label
+from gpuprof.variants.selection import VariantOptions
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -109,12 +110,12 @@ def build(family: FamilyArg = None, variants: Variants = None, arch: Arch = "sm_
                 raise UsageError("--add without a FAMILY builds one file; give a FAMILY to use --kernels-dir with it")
             with err_console.status(f"nvcc -arch={arch}: {', '.join(variant_options.add)}", spinner="dots"):
                 for spec in variant_options.specs():
-                    assert spec.path is not None  # with --add given, every spec is one of its files
-                    results += build_file(spec.path, arch, variant_options.defines())
+                    if spec.path is not None:  # always, with --add: only --kernels-dir alone names no file
+                        results += build_file(spec.path, arch, variant_options.defines())
             selection = []
         else:
             selection = variant_options.select(_families(family), variants)
-        if (variant_options.add or variant_options.kernels_dir is not None) and variants is None:
+        if variant_options.brings_variants and variants is None:
             # only the user's kernels, unless --variants puts built-ins beside them
             selection = [(fam, [v for v in chosen if v.name in {e.name for e in extra}], extra)
                          for fam, chosen, extra in selection]

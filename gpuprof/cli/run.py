@@ -4,15 +4,23 @@ optional JSON."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from gpuprof.cli._app import app
 from gpuprof.cli._boundary import err_console, exit_on_error
-from gpuprof.cli._options import Force, JsonOut, Size, VariantOptions, Variants, json_target, with_variant_options
+from gpuprof.cli._options import Force, JsonOut, Size, Variants, json_target, with_variant_options
 from gpuprof.cli._output import command_line, human_console
 from gpuprof.errors import Finding, UsageError
+from gpuprof.variants.selection import VariantOptions
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from gpuprof.progress import Progress, ProgressFn
+    from gpuprof.results import Results
+    from gpuprof.suite_file import Suite
 
 # = commands.run.DEFAULT_VARIANT_TIMEOUT_S (a test keeps them equal); not imported, for a fast --help
 DEFAULT_VARIANT_TIMEOUT_S = 300.0
@@ -101,13 +109,13 @@ def run(
 
         with _progress_bar(len(chosen)) as on_step:
             report = run_tables(request, on_step, checkpoint=save)
-        spec = families.host(fam.name)
+        host = families.host(fam.name)
         if target == "-" and finished:
             typer.echo("".join(results.json_parts(finished[-1])))
     console = human_console(target)
     print_run_tables(console, report, wide)
     measured = report.ceilings.measured if report.ceilings else None
-    for line in spec.notes(report.results.rows, fam, measured):
+    for line in host.notes(report.results.rows, fam, measured):
         console.print(line)  # a family's own figure across rows (transfers: the streams' overlap)
     if isinstance(target, Path):
         console.print(f"results written to {target}")
@@ -127,20 +135,18 @@ def _check_policy(min_samples: int, max_time: float, target_spread: float) -> No
         raise UsageError(f"--target-spread {target_spread:g}: give a fraction between 0 and 1, e.g. 0.005")
 
 
-def _run_on_gpus(spec_file, gpus: str, json_out: Path | None, timeout_s: float, history_file: Path | None):
+def _run_on_gpus(spec_file: Suite, gpus: str, json_out: Path | None, timeout_s: float,
+                 history_file: Path | None) -> Results:
     from gpuprof import results
     from gpuprof.commands.suite_gpus import parse_gpus, run_suite_on_gpus, units_of, visible_gpu_count
-    from gpuprof.progress import Progress as Step
 
     chosen = parse_gpus(gpus, visible_gpu_count())
     history = results.load(history_file) if history_file is not None else _earlier_results(json_out)
     with _progress_bar(len(units_of(spec_file))) as on_step:
-        return run_suite_on_gpus(spec_file, chosen, json_out, lambda done, total, unit, gpu: on_step(
-            Step(f"GPU {gpu}: {spec_file.cases[unit.case_index].family}/{unit.variant}", "done", done - 1, total)),
-            timeout_s=timeout_s, history=history)
+        return run_suite_on_gpus(spec_file, chosen, json_out, on_step, timeout_s=timeout_s, history=history)
 
 
-def _earlier_results(json_out: Path | None):
+def _earlier_results(json_out: Path | None) -> Results | None:
     """The results file this run replaces, when it is one: its rows say how long each unit took."""
     from gpuprof import results
     from gpuprof.errors import InputError
@@ -163,24 +169,27 @@ class _progress_bar:
     """A Rich progress bar on stderr, driven by the core's Progress events."""
 
     def __init__(self, total: int) -> None:
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn  # not for `list`, `--help`
+        from rich.progress import BarColumn, TextColumn, TimeElapsedColumn  # not for `list`, `--help`
+        from rich.progress import Progress as RichProgress
 
         self.total = total
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                            TimeElapsedColumn(), console=err_console, transient=True)
+        self.bar = RichProgress(TextColumn("{task.description}"), BarColumn(),
+                                TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                                console=err_console, transient=True)
 
-    def __enter__(self):
+    def __enter__(self) -> ProgressFn:
         self.bar.__enter__()
         self.task = self.bar.add_task("starting", total=self.total)
 
-        def on_step(step) -> None:
-            self.bar.update(self.task, description=f"{step.variant}: {step.step}",
-                            completed=step.index + (1 if step.step == "done" else 0))
+        def on_step(step: Progress) -> None:
+            about = f"{step.within} {step.variant}" if step.within else step.variant
+            self.bar.update(self.task, description=f"{about}: {step.step}", completed=step.finished)
 
         return on_step
 
-    def __exit__(self, *exc) -> None:
-        self.bar.__exit__(*exc)
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self.bar.__exit__(exc_type, exc, traceback)
 
 
 @app.command(hidden=True)
@@ -249,7 +258,6 @@ def suite(
     with exit_on_error(saved):
         from gpuprof.commands.suite import load, run_suite, suite_report
         from gpuprof.files import check_outputs
-        from gpuprof.progress import Progress as Step
         from gpuprof.render.tables import print_run_tables
 
         target = json_target(json_out)
@@ -267,8 +275,7 @@ def suite(
             outcome = _run_on_gpus(spec_file, gpus, out, _positive(timeout), history)
         else:
             with _progress_bar(len(spec_file.cases)) as on_step:
-                outcome = run_suite(spec_file, out, lambda label, step: on_step(
-                    Step(f"{label} {step.variant}", step.step, step.index, step.total)), timeout_s=_positive(timeout))
+                outcome = run_suite(spec_file, out, on_step, timeout_s=_positive(timeout))
         report = suite_report(outcome)
     console = human_console(target)
     print_run_tables(console, report, wide)

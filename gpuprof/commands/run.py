@@ -5,13 +5,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from gpuprof import families, fingerprint
 from gpuprof.analysis import derive
 from gpuprof.analysis.ceilings import Ceilings
 from gpuprof.analysis.tables import Report, Table, table_rows
 from gpuprof.errors import EnvironmentProblem, UsageError
+from gpuprof.families.interface import FamilyHost
 from gpuprof.gpu import cupy, device_info
 from gpuprof.measure import device_ceilings, integrity, isolation, timing
 from gpuprof.measure.check import Prepared, check_variant, recheck_after_timing, repoison
@@ -68,17 +68,17 @@ def run_tables(request: RunRequest, progress: ProgressFn | None = None,
         family = family.with_variants(request.extra_variants)
     chosen = family.select(request.variants)
     chosen = family.apply_defines(chosen, request.defines)
-    spec = families.host(family.name)
+    host = families.host(family.name)
     size = request.size or dict(family.default_size)
     device_info()
-    _check_memory(spec, size)
+    _check_memory(host, size)
     own = isolation.Worker(request.timeout_s) if request.isolate and worker is None else None
     with own or contextlib.nullcontext():
-        return _run_variants(family, chosen, spec, size, request, progress, checkpoint, worker or own)
+        return _run_variants(family, chosen, host, size, request, progress, checkpoint, worker or own)
 
 
-def _run_variants(family: Family, chosen: list[Variant], spec: Any, size: dict[str, int], request: RunRequest,
-                  progress: ProgressFn | None, checkpoint: Callable[[Results], None] | None,
+def _run_variants(family: Family, chosen: list[Variant], host: FamilyHost, size: dict[str, int],
+                  request: RunRequest, progress: ProgressFn | None, checkpoint: Callable[[Results], None] | None,
                   worker: isolation.Worker | None) -> Report:
     outcome = Results(environment=fingerprint.environment(), rows=[], timing_policy=request.policy.to_dict(),
                       created_utc=fingerprint.now_utc())
@@ -95,13 +95,13 @@ def _run_variants(family: Family, chosen: list[Variant], spec: Any, size: dict[s
         if worker is not None:
             row = _run_isolated(worker, job, report)
         elif context_lost:
-            row = _blank_row(family, variant, size, spec)
+            row = _blank_row(family, variant, size, host)
             row.check.reasons.append(f"not run: {context_lost}")
         else:
             row = run_variant(*job, emit=report)
             if row.check.status == FAULT:
                 context_lost = f"{variant.name} faulted and the CUDA context is lost"
-        outcome.rows.append(derive.judge(row, limits, spec.RATE))
+        outcome.rows.append(derive.judge(row, limits, host.RATE))
         tables = _tables(outcome.rows, family, baseline, vendor, request.policy.mode, size)
         report("done")
         if checkpoint:
@@ -119,11 +119,11 @@ def _tables(rows: list[Row], family: Family, baseline: str, vendor: str | None, 
     return tables
 
 
-def _blank_row(family: Family, variant: Variant, size: dict[str, int], spec: Any) -> Row:
+def _blank_row(family: Family, variant: Variant, size: dict[str, int], host: FamilyHost) -> Row:
     bench_size = clip(size, variant.max_size)
     return Row(family=family.name, variant=variant.name, size=bench_size, vendor=variant.vendor,
                check=CheckResult(status=SKIPPED), technique=variant.technique, defines=dict(variant.defines),
-               flop=spec.flop(bench_size), bytes=spec.bytes_moved(bench_size), precision=variant.precision,
+               flop=host.flop(bench_size), bytes=host.bytes_moved(bench_size), precision=variant.precision,
                flop_count=variant.flop_count)
 
 
@@ -131,22 +131,22 @@ def run_variant(family: Family, variant: Variant, size: dict[str, int], policy: 
                 check_only: bool, emit: Callable[[str], None]) -> Row:
     """Check one variant at every check size and the benchmark size, then time it: one result row.
     Runs in a worker process when isolated (emit sends the progress steps to the parent)."""
-    spec = families.host(family.name)
-    row = _blank_row(family, variant, size, spec)
+    host = families.host(family.name)
+    row = _blank_row(family, variant, size, host)
     try:
         harness = timing.shared_harness()
         emit("compile")
-        launch_for = make_launch_factory(family, variant, spec)
+        launch_for = make_launch_factory(family, variant, host)
         emit("check")
-        row.check, prepared = check_variant(spec, variant, launch_for, [*family.check_sizes, row.size],
+        row.check, prepared = check_variant(host, variant, launch_for, [*family.check_sizes, row.size],
                                             harness.stream, family.inplace, family.check_launches)
         if row.check.status == OK and not check_only:
             emit("time")
-            repoison(spec, prepared)  # the timed launches start from an unwritten output
+            repoison(host, prepared)  # the timed launches start from an unwritten output
             launch = launch_for(prepared.inputs, prepared.out, prepared.size)
             row.timing = timing.measure(launch, harness, policy, host_synchronous=host_synchronous(variant))
             emit("verify")
-            audit_timed_launches(row.check, spec, prepared, launch, harness, family.inplace,
+            audit_timed_launches(row.check, host, prepared, launch, harness, family.inplace,
                                  cupti=variant.vendor or not variant.is_cuda or variant.plan is not None,
                                  held=not host_synchronous(variant))  # a held stream would block its copies
         del prepared
@@ -162,16 +162,16 @@ def run_variant(family: Family, variant: Variant, size: dict[str, int], policy: 
     return row
 
 
-def audit_timed_launches(check: CheckResult, spec: Any, prepared: Prepared, launch: timing.Launch,
+def audit_timed_launches(check: CheckResult, host: FamilyHost, prepared: Prepared, launch: timing.Launch,
                          harness: timing.Harness, inplace: bool, cupti: bool = True, held: bool = True) -> None:
     """After timing: the last timed output and the inputs checked again (WRONG), then the timed
     launch audited for skipped work (WRONG) and for work on another stream (IMPOSSIBLE). cupti:
     also read the launch's CUPTI records (a callable or a host-side plan may pick its own stream;
     one kernel launched by gpuprof on the timed stream cannot, and the timing audit covers it).
     held=False: a host-synchronous unit, whose copies cannot be queued behind a held stream."""
-    wrong = recheck_after_timing(spec, prepared, harness.stream, inplace)
+    wrong = recheck_after_timing(host, prepared, harness.stream, inplace)
     if not wrong:
-        skipped = integrity.skips_when_written(launch, lambda: repoison(spec, prepared), harness, held=held)
+        skipped = integrity.skips_when_written(launch, lambda: repoison(host, prepared), harness, held=held)
         wrong = [skipped] if skipped else []
     if wrong:
         check.status, check.reasons = WRONG, check.reasons + wrong
@@ -205,9 +205,9 @@ def _cuda_errors() -> tuple[type[BaseException], ...]:
     return (cp.cuda.runtime.CUDARuntimeError, cp.cuda.driver.CUDADriverError)
 
 
-def _check_memory(spec: Any, size: dict[str, int]) -> None:
+def _check_memory(host: FamilyHost, size: dict[str, int]) -> None:
     free, _total = cupy().cuda.runtime.memGetInfo()
-    need = spec.bytes_moved(size) * MEMORY_HEADROOM
+    need = host.bytes_moved(size) * MEMORY_HEADROOM
     if need > free:
         raise UsageError(
             f"size {'x'.join(map(str, size.values()))} needs about {need / 2**30:.1f} GiB of GPU memory "

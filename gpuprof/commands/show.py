@@ -39,11 +39,8 @@ def ceilings_of(environment: dict[str, Any]) -> Ceilings | None:
     """The ceilings of the GPU the file was measured on, from its fingerprint (GPU name, SM count,
     compute capability). Where analysis.ceilings can give none for it, no % ceiling is shown:
     this machine's GPU (if any) says nothing about the file's."""
-    from_environment = getattr(ceilings, "from_environment", None)  # the datasheet table (issue 12 item 3)
-    if from_environment is None:
-        return None
     try:
-        return from_environment(environment)
+        return ceilings.from_environment(environment)
     except (KeyError, TypeError, ValueError):
         return None
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -16,7 +16,7 @@ from gpuprof.analysis.tables import Report, Table, table_rows
 from gpuprof.commands.run import DEFAULT_VARIANT_TIMEOUT_S, RunRequest, gpu_ceilings, run_family
 from gpuprof.measure import isolation
 from gpuprof.measure.timing import TimingPolicy
-from gpuprof.progress import Progress
+from gpuprof.progress import Progress, ProgressFn
 from gpuprof.suite_file import Suite, SuiteCase, load_suite
 from gpuprof.variants import catalog
 from gpuprof.variants.catalog import Variant
@@ -117,17 +117,17 @@ def suite_report(outcome: results.Results) -> Report:
     return Report(outcome, suite_tables(outcome), gpu_ceilings())
 
 
-def run_suite(suite: Suite, json_out: Path | None = None,
-              progress: Callable[[str, Progress], None] | None = None,
+def run_suite(suite: Suite, json_out: Path | None = None, progress: ProgressFn | None = None,
               timeout_s: float = DEFAULT_VARIANT_TIMEOUT_S) -> results.Results:
     """Run case by case, every variant in one worker process that is replaced only when a variant
     faults or hangs; with json_out, the file is rewritten atomically after each variant, so an
-    interrupted suite keeps everything it finished."""
+    interrupted suite keeps everything it finished. progress gets run's events, each `within` its
+    case ("case 2/5 matmul[BM=64]")."""
     with isolation.Worker(timeout_s) as worker:
         return _run_cases(suite, json_out, progress, worker)
 
 
-def _run_cases(suite: Suite, json_out: Path | None, progress: Callable[[str, Progress], None] | None,
+def _run_cases(suite: Suite, json_out: Path | None, progress: ProgressFn | None,
                worker: isolation.Worker) -> results.Results:
     outcome: results.Results | None = None
     steps = [(case, size) for case in suite.cases for size in _sizes(case)]
@@ -160,7 +160,7 @@ def _run_cases(suite: Suite, json_out: Path | None, progress: Callable[[str, Pro
         def on_step(step: Progress, step_label: str = step_label, clock: StepClock = clock) -> None:
             clock(step)
             if progress:
-                progress(step_label, step)
+                progress(replace(step, within=step_label))
 
         run_family(
             RunRequest(family=case.family, variants=case.variants, size=size,

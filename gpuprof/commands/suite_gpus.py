@@ -32,7 +32,7 @@ from gpuprof.commands.suite import StepClock, case_variants, gpu_record, label_r
 from gpuprof.commands.suite_plan import Dispatch, Unit, estimate_units, units_of
 from gpuprof.errors import EnvironmentProblem, Finding, GpuprofError, Interrupted, UsageError
 from gpuprof.measure import isolation
-from gpuprof.progress import ProgressFn
+from gpuprof.progress import DONE, Progress, ProgressFn
 from gpuprof.suite_file import Suite
 
 __all__ = ["Unit", "UnitDone", "parse_gpus", "run_suite_on_gpus", "summary_line", "units_of", "visible_gpu_count"]
@@ -211,10 +211,11 @@ class _Merged:
 
 
 def run_suite_on_gpus(suite: Suite, gpus: list[int], json_out: Path | None = None,
-                      on_unit: Callable[[int, int, Unit, int], None] | None = None,
-                      timeout_s: float = DEFAULT_VARIANT_TIMEOUT_S, work: RunUnit = run_unit,
-                      history: results.Results | None = None, prepare: Prepare | None = warm_worker) -> results.Results:
-    """Run every unit of the suite on the listed GPUs at once; on_unit(done, total, unit, gpu) after each.
+                      progress: ProgressFn | None = None, timeout_s: float = DEFAULT_VARIANT_TIMEOUT_S,
+                      work: RunUnit = run_unit, history: results.Results | None = None,
+                      prepare: Prepare | None = warm_worker) -> results.Results:
+    """Run every unit of the suite on the listed GPUs at once; after each unit is saved, progress
+    gets a DONE event for it ("family/variant" within "GPU 1:"), `index` counting the units done.
 
     Each time a GPU is free it gets its next unit from suite_plan.Dispatch (longest first, keeping to
     the families it has started; estimated from `history`, an earlier results file, where it has the
@@ -232,7 +233,7 @@ def run_suite_on_gpus(suite: Suite, gpus: list[int], json_out: Path | None = Non
                                       args=(gpu, suite, inboxes[gpu], done, work, timeout_s, prepare)) for gpu in gpus}
     merged = _Merged(suite, json_out, began, "+".join(sorted({e.source for e in estimates})))
     running: dict[int, Unit] = {}  # GPU -> the unit it holds
-    failure: UnitDone | None = None
+    failure: tuple[int, str] | None = None  # the first unit's error: (exit code, message)
 
     def hand_out(gpu: int) -> None:
         unit = dispatch.next_for(gpu)
@@ -254,14 +255,17 @@ def run_suite_on_gpus(suite: Suite, gpus: list[int], json_out: Path | None = Non
             received += 1
             del running[part.gpu]
             if part.error is not None and failure is None:
-                failure = part
+                failure = part.error
                 received += dispatch.withdraw()
             hand_out(part.gpu)  # before saving: the GPU does not wait for the JSON
             if part.error is not None:
                 continue
             merged.add(part, time.monotonic())
-            if on_unit:
-                on_unit(received, len(units), units[part.number], part.gpu)
+            if progress:
+                unit = units[part.number]
+                family = suite.cases[unit.case_index].family
+                progress(Progress(f"{family}/{unit.variant}", DONE, received - 1, len(units),
+                                  within=f"GPU {part.gpu}:"))
         for process in processes.values():
             process.join()
     finally:
@@ -271,7 +275,7 @@ def run_suite_on_gpus(suite: Suite, gpus: list[int], json_out: Path | None = Non
                 process.terminate()
                 process.join(5)
     if failure is not None:
-        code, message = failure.error
+        code, message = failure
         raise _ERROR_BY_CODE.get(code, GpuprofError)(message)
     if merged.outcome is None:
         raise ValueError("a suite without cases")  # load_suite refuses those

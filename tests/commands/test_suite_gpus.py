@@ -5,14 +5,16 @@ from __future__ import annotations
 import pytest
 
 from gpuprof import results
-from gpuprof.results import CheckResult, Results, Row, Timing
 from gpuprof.commands.suite_gpus import parse_gpus, run_suite_on_gpus, summary_line, units_of
 from gpuprof.errors import EnvironmentProblem, UsageError
+from gpuprof.progress import DONE
+from gpuprof.results import CheckResult, Results, Row, Timing
 from gpuprof.suite_file import load_suite
 from tests.commands import gpu_jobs
 
 SUITE = ('schema = 1\nname = "two"\ncompare = { preset = "strict" }\n'
-         '[[case]]\nfamily = "vecadd"\nvariants = ["grid", "vectorized", "torch"]\nsizes = [{ n = 1024 }, { n = 4096 }]\n'
+         '[[case]]\nfamily = "vecadd"\nvariants = ["grid", "vectorized", "torch"]\n'
+         'sizes = [{ n = 1024 }, { n = 4096 }]\n'
          '[[case]]\nfamily = "matmul"\nvariants = ["cublas"]\ncontrol = true\n')
 
 
@@ -48,8 +50,7 @@ def test_parse_gpus_refuses_bad_lists(text, count, error, message):
 def test_rows_spread_over_gpu_processes_merge_in_suite_order(suite, tmp_path):
     out = tmp_path / "merged.json"
     seen = []
-    merged = run_suite_on_gpus(suite, [0, 1], out, lambda done, total, unit, gpu: seen.append((done, total, gpu)),
-                               timeout_s=30, work=gpu_jobs.fake_unit, prepare=None)
+    merged = run_suite_on_gpus(suite, [0, 1], out, seen.append, timeout_s=30, work=gpu_jobs.fake_unit, prepare=None)
     saved = results.load(out)
     assert [r.id for r in saved.rows] == [r.id for r in merged.rows] == [
         "vecadd/grid/1024", "vecadd/vectorized/1024", "vecadd/torch/1024",
@@ -62,7 +63,9 @@ def test_rows_spread_over_gpu_processes_merge_in_suite_order(suite, tmp_path):
     assert saved.compare == {"preset": "strict"}
     assert saved.environment["order"] == "PCI_BUS_ID"
     assert [g["index"] for g in saved.environment["gpus"]] == sorted({r.gpu["index"] for r in saved.rows})
-    assert [d for d, _, _ in seen] == list(range(1, 8)) and {t for _, t, _ in seen} == {7}
+    assert [step.finished for step in seen] == list(range(1, 8)) and {step.total for step in seen} == {7}
+    assert {step.within for step in seen} <= {"GPU 0:", "GPU 1:"} and all(step.step == DONE for step in seen)
+    assert sorted(step.variant for step in seen) == sorted(f"{r.family}/{r.variant}" for r in saved.rows)
 
 
 def test_a_gpu_process_that_dies_holding_a_unit_is_one_error_not_a_hang(suite, tmp_path):
@@ -77,7 +80,8 @@ def test_an_error_on_one_gpu_stops_the_hand_out_and_is_raised(suite, tmp_path):
     saved = results.load(out)  # what finished before the error is kept, in order
     ids = [r.id for r in saved.rows]
     assert ids and not any("/vectorized/" in i for i in ids)
-    in_suite_order = ["vecadd/grid/1024", "vecadd/torch/1024", "vecadd/grid/4096", "vecadd/torch/4096", "matmul/cublas/1024"]
+    in_suite_order = ["vecadd/grid/1024", "vecadd/torch/1024", "vecadd/grid/4096", "vecadd/torch/4096",
+                      "matmul/cublas/1024"]
     assert ids == [i for i in in_suite_order if i in ids]
 
 
@@ -93,15 +97,22 @@ def _history(walls):
     return Results(environment={"gpu_name": "Fake GPU"}, rows=rows)
 
 
-def test_units_are_handed_out_longest_first_from_the_history_file(suite):
+def test_units_are_handed_out_longest_first_from_the_history_file(suite, tmp_path):
     history = _history({"vecadd/torch/4096": 9.0, "vecadd/grid/1024": 7.0, "matmul/cublas/4096x4096x4096": 40.0,
                         "vecadd/vectorized/1024": 6.0, "vecadd/torch/1024": 5.0, "vecadd/grid/4096": 4.0,
                         "vecadd/vectorized/4096": 3.0})
-    handed = []
-    merged = run_suite_on_gpus(suite, [0], None, lambda done, total, unit, gpu: handed.append(unit.number),
-                               timeout_s=30, work=gpu_jobs.fake_unit, history=history, prepare=None)
+    out = tmp_path / "one.json"
+    handed: list[str] = []
+
+    def unit_saved(step):  # the file is saved before each event: its one new row is the unit just done
+        ids = [r.id for r in results.load(out).rows]
+        handed.extend(i for i in ids if i not in handed)
+
+    merged = run_suite_on_gpus(suite, [0], out, unit_saved, timeout_s=30, work=gpu_jobs.fake_unit, history=history,
+                               prepare=None)
     # one GPU: the family with the most work (matmul, 40 s) first, then vecadd's units longest first
-    assert handed == [6, 5, 0, 1, 2, 3, 4]
+    assert handed == ["matmul/cublas/1024", "vecadd/torch/4096", "vecadd/grid/1024", "vecadd/vectorized/1024",
+                      "vecadd/torch/1024", "vecadd/grid/4096", "vecadd/vectorized/4096"]  # units 6, 5, 0, 1, 2, 3, 4
     assert merged.environment["schedule"]["estimates"] == "history"
     assert [r.id for r in merged.rows][:2] == ["vecadd/grid/1024", "vecadd/vectorized/1024"]  # file in suite order
 
