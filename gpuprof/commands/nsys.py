@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -71,14 +72,10 @@ def _family(request: NsysRequest, env: dict[str, str] | None, progress: Progress
     size = parse_size(fam, target.size)
     defines = target.options.defines()
     out_dir = request.out_dir or DEFAULT_OUT
-    try:
-        nsys = tools.find_nsys(request.nsys)
-    except EnvironmentProblem as exc:
-        if request.nsys:
-            raise
-        out = fallback.torch_profile_family(fam, variants, size, out_dir, count=request.count, progress=progress,
-                                            missing=exc.message, defines=defines)
-        return replace(out, notice=fallback.NOTICE)
+    nsys = _nsys_or_fallback(request, lambda missing: fallback.torch_profile_family(
+        fam, variants, size, out_dir, count=request.count, progress=progress, missing=missing, defines=defines))
+    if isinstance(nsys, NsysProfile):
+        return nsys
     added = {v.name: target.options.cli_args() for v in extra}
     return profile_family(fam, variants, size, out_dir, nsys, env=env, count=request.count,
                           timeout_s=request.timeout_s, progress=progress, defines=defines, added=added)
@@ -88,14 +85,22 @@ def _command(request: NsysRequest, env: dict[str, str] | None) -> NsysProfile:
     argv = list(request.target.command)
     _check_command(argv)
     out_dir = request.out_dir or DEFAULT_OUT
+    nsys = _nsys_or_fallback(request, lambda missing: fallback.torch_profile_command(
+        argv, out_dir, missing=missing, timeout_s=request.timeout_s))
+    if isinstance(nsys, NsysProfile):
+        return nsys
+    return profile_command(argv, out_dir, nsys, env=env, timeout_s=request.timeout_s)
+
+
+def _nsys_or_fallback(request: NsysRequest, fall_back: Callable[[str], NsysProfile]) -> str | NsysProfile:
+    """The nsys to run, or, where none is found and the user named none, the PyTorch profiler's
+    result (`fall_back` is given why nsys is missing), marked as the fallback."""
     try:
-        nsys = tools.find_nsys(request.nsys)
+        return tools.find_nsys(request.nsys)
     except EnvironmentProblem as exc:
         if request.nsys:
             raise
-        out = fallback.torch_profile_command(argv, out_dir, missing=exc.message, timeout_s=request.timeout_s)
-        return replace(out, notice=fallback.NOTICE)
-    return profile_command(argv, out_dir, nsys, env=env, timeout_s=request.timeout_s)
+        return replace(fall_back(exc.message), notice=fallback.NOTICE)
 
 
 def _import(path: Path, request: NsysRequest, env: dict[str, str] | None) -> NsysProfile:
