@@ -19,7 +19,7 @@ for file in "$@"; do
   timeout "${FILE_TIMEOUT:-400}" python3 -m pytest "$file" -m gpu -q -p no:cacheprovider --tb=short -rfs \
     > "$LOGS/$name.txt" 2>&1
   code=$?
-  line=$(grep -E "^[0-9]+ (passed|failed)|^=+ .*(passed|failed|error).* =+$|no tests ran" "$LOGS/$name.txt" | tail -1)
+  line=$(grep -E "^[0-9]+ (passed|failed|skipped|errors?)|^=+ .*(passed|failed|error).* =+$|no tests ran" "$LOGS/$name.txt" | tail -1)
   echo "$name: exit $code, $((SECONDS - start)) s: ${line:-no summary (timed out?)}" | tee -a "$OUT/gpu_tests_summary.txt"
   tar czf "$OUT/gpu_tests.tgz" -C "$LOGS" .
 done
