@@ -11,6 +11,7 @@ from types import ModuleType
 from typing import Any
 
 from gpuprof.errors import ParseError
+from gpuprof.parsers.ncu_levels import RooflineLevels
 from gpuprof.parsers.ncu_metrics import NcuAdvice, NcuKernelRow, row_from_metrics, to_base_unit
 
 
@@ -165,6 +166,8 @@ def rows_from_json(text: str) -> list[NcuKernelRow]:
         for key in ("block", "grid"):
             d[key] = None if d[key] is None else tuple(d[key])
         d["nvtx_ranges"] = tuple(d["nvtx_ranges"])
+        if d.get("roofline_levels") is not None:
+            d["roofline_levels"] = RooflineLevels(**d["roofline_levels"])
         out.append(NcuKernelRow(**d))
     return out
 
