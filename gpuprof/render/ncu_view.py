@@ -146,6 +146,10 @@ def first_sentence(text: str) -> str:
     return text[: cut + 1] if cut > 0 else text
 
 
+NO_LEVELS = ("memory levels (L1, L2): not in this report, so DRAM alone is judged; gpuprof's default metrics "
+             "and ncu --set full carry them")
+
+
 def roofline_table(points: list[Point], roof: Roof, width: int | None):
     """Per kernel or variant, the roof that binds it: by memory level where the report has the
     hierarchical data (docs/tools.md, "ncu: hierarchical roofline"), else against DRAM alone."""
@@ -158,7 +162,7 @@ def roofline_table(points: list[Point], roof: Roof, width: int | None):
              p.bound(roof)] for p in points]
     title = (f"roofline: FP32 {roof.peak_flops / 1e12:.1f} TFLOP/s, DRAM {roof.peak_bytes_s / 1e12:.2f} TB/s, "
              f"ridge {roof.ridge:.1f} FLOP/B")
-    return fitted_table(columns, rows, width, title=title, caption=f"peaks: {roof.source}")
+    return fitted_table(columns, rows, width, title=title, caption=f"peaks: {roof.source}\n{NO_LEVELS}")
 
 
 def kernel_points(summaries: list[KernelSummary], names: dict[str, str]) -> list[Point]:

@@ -26,6 +26,7 @@ LEVEL_STYLE = {  # level -> (roof colour, point marker, legend words)
 # No green, purple or orange: those are the roofs'.
 KERNEL_COLOURS = ("#1f77b4", "#d62728", "#e377c2", "#8c564b", "#17becf", "#bcbd22", "#7f7f7f", "#000080")
 TITLE_CHARS_PER_INCH = 11  # at 10 pt: a wrapped title stays inside the figure
+PANEL_INCHES = 6.0
 
 
 def _pyplot() -> Any:
@@ -81,11 +82,12 @@ def dram_figure(points: list[Point], roof: Roof, title: str) -> Any:
 
 def level_figure(points: list[LevelPoint], title: str) -> Any:
     """One panel per precision; its roofs are the highest peaks among its points (each kernel ran
-    at the clocks of its own moment, and a roof must sit above every point)."""
+    at the clocks of its own moment, and a roof must sit above every point). The legends sit right
+    of the panels, the figure as wide as they need."""
     plt = _pyplot()
     precisions = list(dict.fromkeys(p.precision for p in points))
-    width = 6.0 * len(precisions) + 3.2  # the legends sit right of the panels
-    fig, axes = plt.subplots(1, len(precisions), figsize=(width, 5.4), dpi=120, squeeze=False)
+    panels, height = PANEL_INCHES * len(precisions), 5.4
+    fig, axes = plt.subplots(1, len(precisions), figsize=(panels + 3.0, height), dpi=120, squeeze=False)
     colours = {label: KERNEL_COLOURS[i % len(KERNEL_COLOURS)]
                for i, label in enumerate(dict.fromkeys(p.label for p in points))}
     for ax, precision in zip(axes[0], precisions):
@@ -96,10 +98,14 @@ def level_figure(points: list[LevelPoint], title: str) -> Any:
                for p in points]
     handles += [plt.Line2D([], [], color="black", marker=LEVEL_STYLE[level][1], ls="none", label=LEVEL_STYLE[level][2])
                 for level in _levels_of(points)]
-    fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(1 - 3.1 / width, 0.9), fontsize=8,
-               title="kernels (colour), levels (marker)", title_fontsize=8, frameon=False)
+    legend = fig.legend(handles=handles, loc="upper left", fontsize=8, title="kernels (colour), levels (marker)",
+                        title_fontsize=8, frameon=False)
+    fig.canvas.draw()  # measure the legend, then make room for it
+    width = panels + legend.get_window_extent().width / fig.dpi + 0.3
+    fig.set_size_inches(width, height)
+    legend.set_bbox_to_anchor((panels / width, 0.9), transform=fig.transFigure)
     fig.suptitle(_wrapped(title, width), fontsize=10)
-    fig.tight_layout(rect=(0, 0, 1 - 3.2 / width, 0.95))
+    fig.tight_layout(rect=(0, 0, panels / width, 0.93))
     return fig
 
 
