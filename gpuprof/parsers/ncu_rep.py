@@ -36,7 +36,7 @@ def import_ncu_report() -> ModuleType:
     (extras/python) into gpuprof's process ended it with a segmentation fault on the lent H100
     (Python 3.12, ncu 2025.3.1), so gpuprof falls back to `ncu --import` CSV instead."""
     try:
-        import ncu_report  # type: ignore[import-not-found]
+        import ncu_report  # type: ignore[import-not-found, unused-ignore]
     except ImportError as exc:
         raise NcuReportUnavailable(_INSTALL_HINT) from exc
     return ncu_report
@@ -113,7 +113,7 @@ def _nvtx_ranges(action: Any) -> list[tuple[str, str]]:
     state = action.nvtx_state()
     if state is None:
         return []
-    out = []
+    out: list[tuple[str, str]] = []
     for domain_id in state.domains():
         domain = state.domain_by_id(domain_id)
         out.extend((domain.name(), name) for name in domain.push_pop_ranges())
@@ -123,14 +123,15 @@ def _nvtx_ranges(action: Any) -> list[tuple[str, str]]:
 def _advice(kernel_id: int, result: dict) -> NcuAdvice:
     msg = result.get("rule_message") or {}
     speedup = result.get("speedup_estimation") or {}
+    kind, speedup_type = msg.get("type"), speedup.get("type")
     return NcuAdvice(
         kernel_id=kernel_id,
         section=result.get("section_identifier", ""),
         rule=result.get("rule_identifier", ""),
-        kind=_MSG_KIND.get(msg.get("type"), str(msg.get("type"))),
+        kind=_MSG_KIND.get(kind, str(kind)) if isinstance(kind, int) else str(kind),
         message=render_markup(msg.get("message", "")),
         estimated_speedup_pct=speedup.get("speedup"),
-        speedup_type=_SPEEDUP_TYPE.get(speedup.get("type")),
+        speedup_type=_SPEEDUP_TYPE.get(speedup_type) if isinstance(speedup_type, int) else None,
     )
 
 

@@ -3,6 +3,8 @@ rules' advice as a list under the table, and the roofline points."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.console import Group
 from rich.text import Text
 
@@ -109,7 +111,7 @@ def launches_table(run: NcuRun, width: int | None, wide: bool = False):
                         title=_title(run, f"{launches} launches, report read by {run.reader}"), caption=caption)
 
 
-def advice_list(items: list[tuple[str, tuple[NcuAdvice, ...]]], limit: int = 4, full: bool = False) -> Group:
+def advice_list(items: Sequence[tuple[str, Sequence[NcuAdvice]]], limit: int = 4, full: bool = False) -> Group:
     """The rules' advice under the table: per kernel or variant, largest estimated speedup first."""
     lines: list[Text] = [Text("ncu rule advice (largest estimated speedup first)", style="bold")]
     for label, advice in items:

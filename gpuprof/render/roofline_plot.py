@@ -66,8 +66,9 @@ def dram_figure(points: list[Point], roof: Roof, title: str) -> Any:
     fig, ax = plt.subplots(figsize=(8, 5.5), dpi=120)
     for q in precisions:
         ax.loglog(xs, [(roof.attainable(x, q) or 0) / 1e12 for x in xs], lw=2, color="black" if q == "fp32" else None,
-                  label=f"roof: DRAM, {roof.name(q)} {roof.peak(q) / 1e12:.1f} TFLOP/s")
-        ax.axvline(roof.ridge_for(q), color="grey", ls=":", lw=1)
+                  label=f"roof: DRAM, {roof.name(q)} {(roof.peak(q) or 0.0) / 1e12:.1f} TFLOP/s")
+        if ridge := roof.ridge_for(q):
+            ax.axvline(ridge, color="grey", ls=":", lw=1)
     for p in points:
         ax.scatter(p.intensity, p.flops / 1e12, s=40, zorder=3)
         ax.annotate(p.label, (p.intensity, p.flops / 1e12), textcoords="offset points", xytext=(5, 4), fontsize=8)
