@@ -7,7 +7,9 @@ render and CLI tests of the hierarchical roofline."""
 
 from __future__ import annotations
 
+import atexit
 import gzip
+import shutil
 import tempfile
 from functools import cache
 from pathlib import Path
@@ -35,7 +37,9 @@ requires_ncu_report = pytest.mark.skipif(not _have_ncu_report(),
 
 @cache
 def _unpacked() -> Path:
-    return Path(tempfile.mkdtemp(prefix="gpuprof-full-reports-"))
+    folder = Path(tempfile.mkdtemp(prefix="gpuprof-full-reports-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
 
 
 def report_path(name: str, prefix: str = FULL) -> Path:
