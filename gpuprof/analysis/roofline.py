@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpuprof.analysis import ceilings
+from gpuprof.parsers import ncu_levels
 from gpuprof.parsers.ncu_metrics import NcuKernelRow
 
 ROOF_PRECISIONS = ("fp32", "fp64", "tf32", "bf16", "fp16", "fp8")
@@ -50,6 +51,7 @@ class Point:
     intensity: float  # FLOP per DRAM byte
     flops: float  # achieved FLOP/s
     precision: str = "fp32"  # the precision doing most of the FLOPs: whose roof applies
+    levels: LevelPoint | None = None  # the same kernel under the roofs of every memory level, where the report has them
 
     def bound(self, roof: Roof) -> str:
         ridge = roof.ridge_for(self.precision)
@@ -99,4 +101,171 @@ def point(label: str, rows: list[NcuKernelRow]) -> Point | None:
     if flop <= 0 or dram <= 0 or seconds <= 0:
         return None
     precision = max(by_precision, key=lambda k: by_precision[k])
-    return Point(label, flop / dram, flop / seconds, precision)
+    return Point(label, flop / dram, flop / seconds, precision, level_point(label, rows))
+
+
+# ---------------------------------------------------------------------------------------------
+# The hierarchical roofline: one memory roof per level of the hierarchy, each point judged against
+# the tightest (docs/tools.md, "ncu: hierarchical roofline"). A kernel under no DRAM limit can still
+# be held by its L1 or L2 traffic: uncoalesced loads fetch many sectors per useful byte, and a
+# shared-memory tile's reads all go through the L1 data pipe.
+
+PRECISION_NAMES = {"fp32": "FP32", "fp64": "FP64", "fp16": "FP16", "tensor": "tensor"}
+LEVEL_WORDS = {"L1 pipe": "the L1 data pipe", "L1": "L1", "L2": "L2", "DRAM": "DRAM"}
+# Where a verdict names a cause: uncoalesced accesses or shared memory explain an L1 bound when
+# they are this large a part of it.
+EXCESSIVE_SECTORS_PCT = 25.0
+SHARED_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class LevelBound:
+    """One memory level's roof at a kernel's intensity there."""
+
+    level: str  # parsers.ncu_levels.LEVELS: "L1 pipe", "L1", "L2", "DRAM"
+    intensity: float  # FLOP per byte moved at this level
+    bandwidth: float  # the level's peak bytes/s
+    attainable: float  # FLOP/s this level allows: min(compute peak, intensity x bandwidth)
+
+
+@dataclass(frozen=True)
+class LevelPoint:
+    """A kernel (or variant) under one precision's roofs, one per memory level."""
+
+    label: str
+    precision: str  # "fp32", "fp64", "fp16", "tensor"
+    flops: float  # achieved FLOP/s
+    peak_flops: float  # the precision's compute peak
+    levels: tuple[LevelBound, ...]  # in parsers.ncu_levels.LEVELS order, those the report gave
+    shared_pipe_pct: float | None = None
+    excessive_sectors_pct: float | None = None
+
+    @property
+    def binding(self) -> LevelBound | None:
+        """The tightest memory roof where it is below the compute peak; None: compute-bound."""
+        tight = min(self.levels, key=lambda b: b.attainable, default=None)
+        return tight if tight is not None and tight.attainable < self.peak_flops else None
+
+    @property
+    def bound(self) -> str:
+        """"L1", "L2", "DRAM" or "compute" (the L1 data pipe is part of the L1)."""
+        binding = self.binding
+        return "compute" if binding is None else binding.level.split()[0]
+
+    @property
+    def attainable(self) -> float:
+        binding = self.binding
+        return self.peak_flops if binding is None else binding.attainable
+
+    @property
+    def fraction(self) -> float:
+        """Achieved over the binding roof."""
+        return self.flops / self.attainable if self.attainable > 0 else 0.0
+
+    def level(self, name: str) -> LevelBound | None:
+        return next((b for b in self.levels if b.level == name), None)
+
+    def ridge(self, bound: LevelBound) -> float:
+        """FLOP per byte above which this level no longer limits: the compute peak over its bandwidth."""
+        return self.peak_flops / bound.bandwidth
+
+    def busy_pct(self, bound: LevelBound) -> float:
+        """The level's traffic as a share of its peak bandwidth."""
+        return 100.0 * self.flops / bound.intensity / bound.bandwidth
+
+    @property
+    def cause(self) -> str:
+        """What explains an L1 bound, in numbers ("" when nothing does)."""
+        if self.bound != "L1":
+            return ""
+        if self.excessive_sectors_pct is not None and self.excessive_sectors_pct >= EXCESSIVE_SECTORS_PCT:
+            return f"uncoalesced: {self.excessive_sectors_pct:.0f} % of sectors excessive"
+        pipe = self.level("L1 pipe")
+        if pipe is not None and self.shared_pipe_pct is not None \
+                and self.shared_pipe_pct >= SHARED_SHARE * self.busy_pct(pipe):
+            return f"shared memory: {self.shared_pipe_pct:.0f} % of the L1 data pipe's peak"
+        return ""
+
+    @property
+    def verdict(self) -> str:
+        """e.g. "L1-bound (uncoalesced: 85 % of sectors excessive)", "L2-bound", "compute-bound"."""
+        cause = self.cause
+        return f"{self.bound}-bound" + (f" ({cause})" if cause else "")
+
+    @property
+    def reason(self) -> str:
+        """The verdict's numbers: the binding roof and how close the kernel comes to it."""
+        name = PRECISION_NAMES.get(self.precision, self.precision)
+        achieved = f"achieved {_tflops(self.flops)} ({100 * self.fraction:.0f} %)"
+        binding = self.binding
+        if binding is not None:
+            return (f"{binding.intensity:.3g} FLOP/B at {LEVEL_WORDS[binding.level]} caps {name} at "
+                    f"{_tflops(binding.attainable)}; {achieved}")
+        nearest = min(self.levels, key=lambda b: b.intensity / self.ridge(b), default=None)
+        text = f"{name} peak {_tflops(self.peak_flops)}; {achieved}"
+        if nearest is not None:
+            text += (f"; nearest memory roof {LEVEL_WORDS[nearest.level]} ({nearest.intensity:.3g} FLOP/B, "
+                     f"ridge {self.ridge(nearest):.3g})")
+        return text
+
+
+def _tflops(value: float) -> str:
+    return f"{value / 1e12:.3g} TFLOP/s"
+
+
+def level_points(label: str, rows: list[NcuKernelRow]) -> dict[str, LevelPoint]:
+    """Per precision the rows did work in (and the report has a peak for), their point under its
+    roofs: rates summed over the rows' time (bytes and FLOPs add up, each launch weighted by its
+    duration), the highest peaks among them."""
+    work, peaks, timed = _summed_work(rows)
+    if not timed:
+        return {}
+    total = sum(d for _, d in timed)
+    traffic: dict[str, float] = {}
+    bandwidth: dict[str, float] = {}
+    for levels, d in timed:
+        for key, value in levels.traffic.items():
+            traffic[key] = traffic.get(key, 0.0) + value * d / total
+        for key, value in levels.bandwidth.items():
+            bandwidth[key] = max(bandwidth.get(key, 0.0), value)
+    shared = sum((lv.shared_pipe_pct or 0.0) * d for lv, d in timed) / total \
+        if any(lv.shared_pipe_pct is not None for lv, _ in timed) else None
+    sectors = sum(lv.global_sectors or 0.0 for lv, _ in timed)
+    excessive = [lv.global_sectors_excessive for lv, _ in timed if lv.global_sectors_excessive is not None]
+    excessive_pct = 100.0 * sum(excessive) / sectors if sectors and excessive else None
+    points = {}
+    for precision, flops in work.items():
+        peak = peaks.get(precision)
+        if flops <= 0 or not peak:
+            continue
+        bounds = tuple(LevelBound(level, flops / traffic[level], bandwidth[level],
+                                  min(peak, flops / traffic[level] * bandwidth[level]))
+                       for level in ncu_levels.LEVELS if traffic.get(level, 0.0) > 0 and bandwidth.get(level))
+        points[precision] = LevelPoint(label, precision, flops, peak, bounds, shared, excessive_pct)
+    return points
+
+
+def level_point(label: str, rows: list[NcuKernelRow]) -> LevelPoint | None:
+    """The point of the precision doing most of the work, whose roofs judge the kernel; None when
+    the report has no peak for that precision (a tensor kernel outside `--set full`: no tensor
+    peak is collected by default) or no hierarchical data at all."""
+    work, _, _ = _summed_work(rows)
+    if not work or max(work.values()) <= 0:
+        return None
+    return level_points(label, rows).get(max(work, key=lambda k: work[k]))
+
+
+def _summed_work(rows: list[NcuKernelRow]):
+    """Achieved FLOP/s per precision over the rows' summed time, the highest peaks, and the rows'
+    hierarchical records with their durations."""
+    timed = [(r.roofline_levels, r.duration_ns or 0.0) for r in rows
+             if r.roofline_levels is not None and (r.duration_ns or 0.0) > 0]
+    total = sum(d for _, d in timed)
+    work: dict[str, float] = {}
+    peaks: dict[str, float] = {}
+    for levels, d in timed:
+        for key, value in levels.work.items():
+            work[key] = work.get(key, 0.0) + value * d / total
+        for key, value in levels.peak_work.items():
+            peaks[key] = max(peaks.get(key, 0.0), value)
+    return work, peaks, timed

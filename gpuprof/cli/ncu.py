@@ -109,6 +109,7 @@ def ncu(
 def _show(run: NcuRun, plot: Path | None, target, per_launch: bool, wide: bool = False) -> None:
     from gpuprof.analysis import roofline
     from gpuprof.analysis.kernel_summary import summarize_kernels
+    from gpuprof.render.fit import print_table
     from gpuprof.render.kernel_names import short_names
     from gpuprof.render.ncu_view import (
         kernel_points,
@@ -124,21 +125,21 @@ def _show(run: NcuRun, plot: Path | None, target, per_launch: bool, wide: bool =
     width = console.width
     rows = rows_of(run)
     if per_launch:
-        console.print(launches_table(run, width, wide))
+        print_table(console, launches_table(run, width, wide), wide)
         console.print(variant_advice(run, full=wide))
         points = [p for result in run.results if (p := roofline.point(result.label, result.rows))]
     else:
-        console.print(summary_table(run, width, wide))
+        print_table(console, summary_table(run, width, wide), wide)
         console.print(summary_advice(run, full=wide))
         summaries = summarize_kernels(rows)
         points = kernel_points(summaries, short_names([s.name for s in summaries]))
     roof = roofline.roof_from_rows(rows)
     if roof and points:
-        console.print(roofline_table(points, roof, None if wide else width))
+        print_table(console, roofline_table(points, roof, None if wide else width), wide)
         if plot is not None:
             from gpuprof.render.roofline_plot import save_roofline
 
-            save_roofline(points, roof, plot, f"{run.family or 'ncu'} roofline ({roof.source})")
+            save_roofline(points, roof, plot, f"{run.family or 'ncu'} roofline")
             console.print(f"roofline plot written to {plot}")
     elif plot is not None:
         warn(f"--plot {plot}: nothing written; the report has no roofline data (the default sections collect it)")

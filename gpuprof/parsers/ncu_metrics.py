@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuprof.errors import ParseError
+from gpuprof.parsers.ncu_levels import RooflineLevels, levels_from_metrics
 
 # ---------------------------------------------------------------------------------------------
 # Records
@@ -76,6 +77,7 @@ class NcuKernelRow:
     peak_fp32_flops: float | None = None  # FLOP/s
     peak_fp64_flops: float | None = None
     peak_dram_bytes_per_s: float | None = None
+    roofline_levels: RooflineLevels | None = None  # per memory level and precision; None: not in the report
     metrics: dict[str, float | str] = field(default_factory=dict, repr=False, hash=False)
     units: dict[str, str] = field(default_factory=dict, repr=False, hash=False)
     advice: tuple[NcuAdvice, ...] = field(default=(), repr=False)
@@ -252,11 +254,21 @@ class _Metrics:
         return None
 
     def flop(self, kind: str) -> float | None:
-        base = "sm__sass_thread_inst_executed_op_{}_pred_on.sum"
-        add, mul, fma = (self.num(base.format(kind + op)) for op in ("add", "mul", "fma"))
+        add, mul, fma = (self.instructions(kind + op) for op in ("add", "mul", "fma"))
         if add is None and mul is None and fma is None:
             return None
         return (add or 0.0) + (mul or 0.0) + 2.0 * (fma or 0.0)  # an FMA is two FLOPs
+
+    def instructions(self, op: str) -> float | None:
+        """Predicated-on thread instructions of one op (fadd, dfma ...): the count gpuprof asks for,
+        else a `--set full` report's per-cycle rate times its elapsed cycles (docs/tools.md, "ncu:
+        hierarchical roofline")."""
+        name = f"sass_thread_inst_executed_op_{op}_pred_on.sum"
+        count = self.num(f"sm__{name}")
+        if count is not None:
+            return count
+        per_cycle, cycles = self.num(f"smsp__{name}.per_cycle_elapsed"), self.num("smsp__cycles_elapsed.avg")
+        return None if per_cycle is None or cycles is None else per_cycle * cycles
 
     def product(self, a: str, b: str, factor: float = 1.0, *fallback_b: str) -> float | None:
         x, y = self.num(a), self.num(b, *fallback_b)
@@ -361,6 +373,7 @@ def row_from_metrics(
             "gpc__cycles_elapsed.avg.per_second",
         ),
         peak_dram_bytes_per_s=m.product("dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second"),
+        roofline_levels=levels_from_metrics(m.num, metrics, m.num("gpu__time_duration.sum")),
         metrics=metrics,
         units=units,
         advice=advice,

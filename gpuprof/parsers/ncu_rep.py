@@ -11,6 +11,7 @@ from types import ModuleType
 from typing import Any
 
 from gpuprof.errors import ParseError
+from gpuprof.parsers.ncu_levels import RooflineLevels
 from gpuprof.parsers.ncu_metrics import NcuAdvice, NcuKernelRow, row_from_metrics, to_base_unit
 
 
@@ -123,14 +124,15 @@ def _advice(kernel_id: int, result: dict[str, Any]) -> NcuAdvice:
     # ncu_report's rule dicts are untyped; a missing "type" maps to "None" / no speedup type.
     msg: Any = result.get("rule_message") or {}
     speedup: Any = result.get("speedup_estimation") or {}
+    kind, speedup_type = msg.get("type"), speedup.get("type")
     return NcuAdvice(
         kernel_id=kernel_id,
         section=result.get("section_identifier", ""),
         rule=result.get("rule_identifier", ""),
-        kind=_MSG_KIND.get(msg.get("type"), str(msg.get("type"))),
+        kind=_MSG_KIND.get(kind, str(kind)) if isinstance(kind, int) else str(kind),
         message=render_markup(msg.get("message", "")),
         estimated_speedup_pct=speedup.get("speedup"),
-        speedup_type=_SPEEDUP_TYPE.get(speedup.get("type")),
+        speedup_type=_SPEEDUP_TYPE.get(speedup_type) if isinstance(speedup_type, int) else None,
     )
 
 
@@ -166,6 +168,8 @@ def rows_from_json(text: str) -> list[NcuKernelRow]:
         for key in ("block", "grid"):
             d[key] = None if d[key] is None else tuple(d[key])
         d["nvtx_ranges"] = tuple(d["nvtx_ranges"])
+        if d.get("roofline_levels") is not None:
+            d["roofline_levels"] = RooflineLevels(**d["roofline_levels"])
         out.append(NcuKernelRow(**d))
     return out
 

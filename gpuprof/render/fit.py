@@ -8,6 +8,7 @@ warned about, `dropped_note`); `--wide` shows them all.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich import box
@@ -25,7 +26,7 @@ class Column:
     dropped_note: str = ""  # said in the caption when the column is left out (what it would have warned of)
 
 
-def fitted_table(columns: list[Column], rows: list[list[str | Text]], width: int | None, *, title: str = "",
+def fitted_table(columns: list[Column], rows: Sequence[Sequence[str | Text]], width: int | None, *, title: str = "",
                  caption: str = "") -> Table:
     """A table of the columns that fit `width` (None: all of them), cells never wrapped or cut."""
     shown = list(range(len(columns)))
@@ -51,7 +52,7 @@ def fitted_table(columns: list[Column], rows: list[list[str | Text]], width: int
     return table
 
 
-def _table(columns: list[Column], rows: list[list[str | Text]], title: str) -> Table:
+def _table(columns: list[Column], rows: Sequence[Sequence[str | Text]], title: str) -> Table:
     table = Table(title=title or None, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
                   collapse_padding=True, show_edge=False)
     for col in columns:

@@ -154,16 +154,23 @@ def first_sentence(text: str) -> str:
     return text[: cut + 1] if cut > 0 else text
 
 
-def roofline_table(points: list[Point], roof: Roof, width: int | None) -> Table:
+NO_LEVELS = ("memory levels (L1, L2): not in this report, so DRAM alone is judged; gpuprof's default metrics "
+             "and ncu --set full carry them")
+
+
+def roofline_table(points: list[Point], roof: Roof, width: int | None):
+    """Per kernel or variant, the roof that binds it: by memory level where the report has the
+    hierarchical data (docs/tools.md, "ncu: hierarchical roofline"), else against DRAM alone."""
+    if any(p.levels is not None for p in points):
+        return level_table(points, roof, width)
     columns = [Column("kernel / variant", 0, "left"), Column("FLOP/B", 0), Column("achieved", 1),
                Column("roof there", 2), Column("% of roof", 0), Column("bound", 1, "left")]
-    rows: list[list[str | Text]] = [
-        [p.label, f"{p.intensity:.3g}", units.rate(p.flops, "flop"), units.rate(roof.attainable(p.intensity), "flop"),
-         units.percent(p.fraction_of_roof(roof)), p.bound(roof)]
-        for p in points]
+    rows = [[p.label, f"{p.intensity:.3g}", units.rate(p.flops, "flop"),
+             units.rate(roof.attainable(p.intensity), "flop"), units.percent(p.fraction_of_roof(roof)),
+             p.bound(roof)] for p in points]
     title = (f"roofline: FP32 {roof.peak_flops / 1e12:.1f} TFLOP/s, DRAM {roof.peak_bytes_s / 1e12:.2f} TB/s, "
              f"ridge {roof.ridge:.1f} FLOP/B")
-    return fitted_table(columns, rows, width, title=title, caption=f"peaks: {roof.source}")
+    return fitted_table(columns, rows, width, title=title, caption=f"peaks: {roof.source}\n{NO_LEVELS}")
 
 
 def kernel_points(summaries: list[KernelSummary], names: dict[str, str]) -> list[Point]:
@@ -174,3 +181,38 @@ def kernel_points(summaries: list[KernelSummary], names: dict[str, str]) -> list
 
 def rows_of(run: NcuRun) -> list[NcuKernelRow]:
     return [r for result in run.results for r in result.rows]
+
+
+_LEVEL_CAPTION = ("bound: the tightest roof (L1 pipe: the L1/shared data pipe, 128 B per wavefront; L1: ncu's L1 "
+                  "writeback roof); FLOP/B and roof there: at that level; L1 pipe ... DRAM: FLOP per byte at each "
+                  "level; peaks: ncu's metrics at the profiled clocks")
+
+
+def level_table(points: list[Point], roof: Roof, width: int | None):
+    """The hierarchical roofline: the binding level, its intensity and roof, how close each kernel
+    comes; each verdict with its numbers in the caption. A point without the hierarchical data
+    keeps its DRAM-only verdict."""
+    from gpuprof.analysis.roofline import LEVEL_WORDS
+
+    levels = [lv for lv in LEVEL_WORDS if any(p.levels and p.levels.level(lv) for p in points)]
+    columns = [Column("kernel / variant", 0, "left"), Column("bound", 0, "left"), Column("FLOP/B", 1),
+               Column("achieved", 0), Column("roof there", 2), Column("% of roof", 0), Column("precision", 7, "left"),
+               *(Column(lv, 3 + i) for i, lv in enumerate(levels))]
+    rows = []
+    verdicts = []
+    for p in points:
+        hp = p.levels
+        if hp is None:
+            rows.append([p.label, f"{p.bound(roof)} (DRAM only)", f"{p.intensity:.3g}", units.rate(p.flops, "flop"),
+                         units.rate(roof.attainable(p.intensity, p.precision), "flop"),
+                         units.percent(p.fraction_of_roof(roof)), p.precision, *["-"] * len(levels)])
+            continue
+        binding = hp.binding
+        rows.append([p.label, "compute" if binding is None else binding.level,
+                     "-" if binding is None else f"{binding.intensity:.3g}", units.rate(hp.flops, "flop"),
+                     units.rate(hp.attainable, "flop"), units.percent(hp.fraction), hp.precision,
+                     *(f"{b.intensity:.3g}" if (b := hp.level(lv)) else "-" for lv in levels)])
+        verdicts.append(f"{p.label}: {hp.verdict}: {hp.reason}")
+    caption = "\n".join([*verdicts, _LEVEL_CAPTION])
+    return fitted_table(columns, rows, width, title="roofline by memory level", caption=caption)
+

@@ -29,6 +29,17 @@ _FLOP_OPS = [f"sm__sass_thread_inst_executed_op_{p}{op}_pred_on.sum" for p in "f
 # no tensor FLOPs.
 TENSOR_OPS = tuple(f"sm__ops_path_tensor_src_{p}.sum" for p in
                    ("tf32_dst_fp32", "bf16_dst_fp32", "fp16", "fp8", "int8", "fp64"))
+# The hierarchical roofline's raw counters (docs/tools.md, "ncu: hierarchical roofline"): other
+# roll-ups of counters the sections above already collect. Measured on the H100 (ncu 2025.3.1,
+# tests/programs/matmul_lineinfo.cu): 19 passes per kernel with and without them; ncu's own
+# hierarchical roofline sections would add one pass, SourceCounters (for the excessive sectors) two.
+LEVEL_METRICS = (
+    "l1tex__lsu_writeback_active_mem_lgds.sum.per_second", "l1tex__lsu_writeback_active_mem_lgds.sum.peak_sustained",
+    "lts__lts2xbar_cycles_active.sum.per_second", "lts__lts2xbar_cycles_active.sum.peak_sustained",
+    "l1tex__cycles_elapsed.avg.per_second", "l1tex__cycles_elapsed.sum.per_second",
+    "lts__cycles_elapsed.avg.per_second", "dram__bytes.sum.per_second", "l1tex__data_pipe_lsu_wavefronts.sum",
+    "l1tex__data_pipe_lsu_wavefronts.sum.peak_sustained", "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
+)
 # Asked for by name as well, so the tables never depend on what a section happens to include.
 METRICS = (
     "gpu__time_duration.sum", "dram__bytes.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
@@ -38,6 +49,7 @@ METRICS = (
     "sm__cycles_elapsed.avg.per_second", "dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second",
     *(f"launch__occupancy_limit_{k}" for k in ("registers", "shared_mem", "warps", "blocks", "barriers")),
     "launch__registers_per_thread", "launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic",
+    *LEVEL_METRICS,
 )
 CLOCK_CONTROLS = ("none", "base")
 PROFILE_TIMEOUT_S = 600.0

@@ -80,7 +80,8 @@ def test_ncu_batch_splits_one_report_back_per_variant(tmp_path):
     for row in (row for rows in by_name.values() for row in rows):
         for value in (row.duration_ns, row.sm_throughput_pct, row.memory_throughput_pct, row.dram_throughput_pct,
                       row.achieved_occupancy_pct, row.theoretical_occupancy_pct, row.occupancy_limiter,
-                      row.registers_per_thread, row.dram_bytes, row.flop, row.peak_dram_bytes_per_s):
+                      row.registers_per_thread, row.dram_bytes, row.flop, row.peak_dram_bytes_per_s,
+                      row.roofline_levels):
             assert value is not None, row
 
 
