@@ -6,10 +6,9 @@ decided once per session, at collection, so a skipped test never sets up its fix
 
 from __future__ import annotations
 
+import os
 from functools import cache
 from pathlib import Path
-
-import os
 
 import pytest
 from hypothesis import settings
@@ -121,3 +120,25 @@ def build_clean():
         return result.usage
 
     return build
+
+
+# Full-set reports recorded on the H100 with the source embedded (scripts/record_where_fixtures.sh):
+# the plain nvcc -lineinfo program (matmul_naive, matmul_tiled) and gpuprof's matmul/warptile.
+WHERE_REPORTS = {
+    "plain": "ncu-2025.3.1__full_source__plain_matmul_lineinfo.ncu-rep.gz",
+    "warptile": "ncu-2025.3.1__full_source__matmul_warptile.ncu-rep.gz",
+}
+
+
+@pytest.fixture(scope="session")
+def where_reports(tmp_path_factory) -> dict[str, Path]:
+    """The recorded reports with source, unzipped once per session: {"plain": path, "warptile": path}."""
+    import gzip
+
+    pytest.importorskip("ncu_report")
+    folder = tmp_path_factory.mktemp("where_reports")
+    out = {}
+    for key, name in WHERE_REPORTS.items():
+        out[key] = folder / name.removesuffix(".gz")
+        out[key].write_bytes(gzip.decompress((TESTS / "fixtures" / "tools" / name).read_bytes()))
+    return out

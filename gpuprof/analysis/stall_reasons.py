@@ -14,12 +14,14 @@ from dataclasses import dataclass
 
 from gpuprof.parsers.ncu_source import KernelSource, LineStats
 
+CAUSE_WIDTH = 60  # the causes are written this short: whole beside label, cycles and share at 100 columns
+
 
 @dataclass(frozen=True)
 class StallReason:
     name: str  # ncu's name
     label: str  # a CUDA programmer's words, short enough for a table cell (at most 12 characters)
-    cause: str  # what usually puts warps there
+    cause: str  # what usually puts warps there (at most CAUSE_WIDTH characters)
     remedy: str  # what to try
     actionable: bool = True  # False where nothing is wrong: issuing, or ready while another warp issues
 
@@ -51,31 +53,31 @@ _REASONS = (
                 "the texture unit's queue is full (texture fetches)",
                 "fewer texture fetches, or spread them among other work"),
     StallReason("wait", "fixed wait",
-                "waiting a fixed few cycles for an earlier instruction's result",
+                "a fixed wait for an earlier instruction's result",
                 "more independent instructions (ILP) or more warps to switch to"),
     StallReason("not_selected", "not picked",
-                "ready, but the scheduler issued another warp: latency is hidden",
+                "ready, but another warp was issued: latency is hidden",
                 "nothing: this is the sign of enough parallelism", actionable=False),
     StallReason("selected", "issuing",
                 "the warp was issuing an instruction (not a stall)",
                 "to go faster do less work: fewer or cheaper instructions", actionable=False),
     StallReason("dispatch_stall", "dispatch",
-                "picked, but the dispatcher held it back (a pipeline conflict)",
+                "picked, but the dispatcher held it back (pipeline conflict)",
                 "usually nothing to do; large when many warps compete for one pipe"),
     StallReason("no_instruction", "inst fetch",
-                "no instruction fetched yet: an instruction-cache miss or a jump",
+                "no instruction fetched yet (instruction-cache miss, jump)",
                 "smaller code in hot loops (less unrolling), fewer branches"),
     StallReason("branch_resolving", "branch",
-                "waiting for a branch target or diverged threads to reconverge",
+                "waiting for a branch target or for threads to reconverge",
                 "fewer branches and less divergence within a warp"),
     StallReason("drain", "store drain",
                 "at exit, waiting for the warp's stores to reach memory",
                 "usually small; fewer, coalesced stores at the end"),
     StallReason("sleeping", "sleeping",
-                "the warp is asleep (__nanosleep) or all its threads are blocked",
+                "asleep (__nanosleep) or all its threads are blocked",
                 "check spin-waits and nanosleep back-off"),
     StallReason("imc_miss", "const miss",
-                "the constant cache missed (kernel parameters, __constant__ data)",
+                "a constant-cache miss (kernel parameters, __constant__ data)",
                 "usual at a kernel's start; let a warp's threads read the same constant"),
     StallReason("misc", "misc",
                 "a hardware reason ncu groups as miscellaneous",

@@ -110,7 +110,7 @@ def ncu(
         if source and import_path is None:
             from gpuprof.commands.ncu_source import cost_note
 
-            console.print(f"[dim]{escape(cost_note(request.ncu_options().sections, set_name))}[/]")
+            console.print(f"[dim]{escape(cost_note(request))}[/]")
         run = core.execute(request, lambda step: console.print(f"[dim]ncu: profiling {escape(step.variant)}[/]"))
         write_json({"schema": "gpuprof.ncu", "run": run}, target)
         _show(run, plot, target, per_launch=per_launch or run.family is not None, wide=wide,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from gpuprof.commands.ncu import NcuRun
+from gpuprof.commands.ncu import NcuRequest, NcuRun
 from gpuprof.errors import EnvironmentProblem, InputError
 from gpuprof.parsers import ncu_rep
 from gpuprof.parsers.ncu_source import KernelSource, LineStats
@@ -20,10 +20,11 @@ from gpuprof.variants.catalog import kernels_root
 from gpuprof.variants.nvrtc import display_path
 
 
-def cost_note(sections: tuple[str, ...], set_name: str | None) -> str:
+def cost_note(request: NcuRequest) -> str:
     """What --source makes ncu collect, said before profiling: ncu tells its replay passes only afterwards."""
-    added = [s for s in ncu_tool.SOURCE_SECTIONS if s not in sections]
-    what = f"sections {', '.join(added)} and " if added and set_name is None else ""
+    before = replace(request, source=False).ncu_options().sections
+    added = [s for s in ncu_tool.SOURCE_SECTIONS if s not in before]
+    what = f"sections {', '.join(added)} and " if added else ""
     return (f"ncu --source: collecting {what}the kernels' source (--import-source yes); each section adds replay "
             "passes to every profiled launch (ncu prints the count per kernel in its log)")
 

@@ -39,9 +39,8 @@ FUNCTION_START = "launch__function_pcs"
 # The sampler says "no_instructions" where the warp-state ratio says "no_instruction": one key for both.
 _REASON_ALIASES = {"no_instructions": "no_instruction"}
 
-NO_PER_INSTRUCTION_DATA = ("the report has no per-instruction data: it was collected without the SourceCounters "
-                           "section (ncu --section SourceCounters --section WarpStateStats --import-source yes, or "
-                           "--set full; gpuprof ncu --source adds them)")
+NO_SAMPLES = ("the report has no sampled warp stalls per instruction: it was collected without the SourceCounters "
+              "section (gpuprof ncu --source adds it, with WarpStateStats and --import-source yes; or ncu --set full)")
 NO_LINE_INFO = ("no source-line information: the kernel was built without -lineinfo (nvcc -lineinfo, NVRTC "
                 "-lineinfo), so only its SASS instructions can be shown")
 
@@ -102,7 +101,7 @@ class KernelSource:
 
     kernel_id: int
     kernel_name: str
-    missing: str | None = None  # why there is nothing per line / per instruction; None when there is
+    missing: str | None = None  # why there are no stalls per line to show; None when there are
     samples: int = 0  # every warp sample of the kernel
     stalls: dict[str, int] = field(default_factory=dict)  # the kernel's samples by reason
     cycles_per_issue: float | None = None  # warp cycles per issued instruction, every state together
@@ -132,7 +131,7 @@ def load_sources(path: str | Path) -> list[KernelSource]:
         for r in range(ctx.num_ranges()):
             rng = ctx.range_by_idx(r)
             for a in range(rng.num_actions()):
-                out.append(_kernel_source(ncu_report, rng.action_by_idx(a), len(out)))
+                out.append(_kernel_source(ncu_report, rng.action_by_idx(a), len(out), path))
     except (TypeError, ValueError, RuntimeError, SystemError, UnicodeError, AttributeError) as exc:
         why = f"corrupted report ({type(exc).__name__}: {_one_line(exc)})"
         raise ParseError(path, f"result {len(out)}", why) from None
@@ -145,15 +144,17 @@ def _one_line(exc: Exception) -> str:
     return " ".join(str(exc).split())[:300]
 
 
-def _kernel_source(ncu_report: ModuleType, action: Any, index: int) -> KernelSource:
-    name = action.name(ncu_report.IAction.NameBase_DEMANGLED) or ""
+def _kernel_source(ncu_report: ModuleType, action: Any, index: int, path: str | Path) -> KernelSource:
+    name = action.name(ncu_report.IAction.NameBase_DEMANGLED)
+    if not isinstance(name, str) or not name:
+        raise ParseError(path, f"result {index}", "corrupted report: the kernel has no name")
     states = _warp_states(action)
     base = KernelSource(index, name, samples=0, cycles_per_issue=_scalar(action, CYCLES_PER_ISSUE), warp_states=states)
     by_reason = {_REASON_ALIASES.get(n[len(SAMPLED):], n[len(SAMPLED):]): _per_address(action, n)
                  for n in action.metric_names() if n.startswith(SAMPLED) and not n.endswith("_not_issued")}
     executed = _per_address(action, INSTRUCTIONS)
     if not executed and not any(by_reason.values()):
-        return replace(base, missing=NO_PER_INSTRUCTION_DATA)
+        return replace(base, missing=NO_SAMPLES)
     addresses = sorted(set(executed).union(*by_reason.values()))
     start = _function_start(action) or addresses[0]
     memory = {n: _per_address(action, n) for n in (GLOBAL_SECTORS, GLOBAL_SECTORS_IDEAL, SHARED_WAVEFRONTS,
@@ -169,7 +170,8 @@ def _kernel_source(ncu_report: ModuleType, action: Any, index: int) -> KernelSou
     texts = {f: t.splitlines() for f, t in action.source_files().items() if isinstance(f, str) and t}
     lines = _lines(sass, memory, texts)
     files = {f: f for f in sorted({s.file for s in sass if s.file})}
-    return replace(base, missing=None if lines else NO_LINE_INFO, samples=sum(kernel_stalls.values()),
+    missing = NO_SAMPLES if not kernel_stalls else None if lines else NO_LINE_INFO
+    return replace(base, missing=missing, samples=sum(kernel_stalls.values()),
                    stalls=kernel_stalls, files=files, lines=tuple(lines), sass=tuple(sass))
 
 

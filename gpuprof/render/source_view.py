@@ -15,14 +15,13 @@ from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from gpuprof.analysis.stall_reasons import describe, hottest_lines, kernel_reasons, lines_at, top_reasons
+from gpuprof.analysis.stall_reasons import CAUSE_WIDTH, describe, hottest_lines, kernel_reasons, lines_at, top_reasons
 from gpuprof.commands.ncu import NcuRun
 from gpuprof.parsers.ncu_source import KernelSource, LineStats, SassInstruction
 from gpuprof.render.fit import Column, fitted_table, natural_width, print_table
 from gpuprof.render.kernel_names import short_names
 
 MIN_TEXT = 24  # characters of a line's source text kept before optional columns go
-MIN_CAUSE = 60  # characters of a stall reason's explanation (they are written to fit this)
 MIN_SHARE_PCT = 1.0  # stall reasons under this share of the kernel's are summed into one row
 MAX_REASONS = 8
 SASS_ROWS = 24  # instructions of one line shown: the most sampled, in address order
@@ -37,6 +36,7 @@ def print_source_view(console: Console, run: NcuRun, lines: int = 10, sass: str 
         console.print("source view: no profiled kernels")
         return
     names = short_names([s.kernel_name for _, s, _ in shown])
+    sass_shown = False
     for label, source, repeats in shown:
         console.print()
         title = names.get(source.kernel_name, source.kernel_name)
@@ -49,6 +49,10 @@ def print_source_view(console: Console, run: NcuRun, lines: int = 10, sass: str 
         if sass:
             for part in sass_view(source, sass, title, width):
                 _print(console, part, wide)
+                sass_shown = True
+    if sass and not sass_shown:
+        console.print(f"--sass {sass}: no profiled kernel has that line (name one as the hottest-lines table does, "
+                      "FILE:LINE)", markup=False)
 
 
 def _print(console: Console, part: RenderableType, wide: bool) -> None:
@@ -92,6 +96,9 @@ def kernel_view(source: KernelSource, title: str, n_lines: int, width: int | Non
     files = _file_notes(source, width is None)
     if files:
         parts.append(files)
+    if any(line.text is None for line in hottest_lines(source, n_lines)):
+        parts.append(Text("source text: not in the report (collected without --import-source yes) and its file "
+                          "is not on this machine"))
     return parts
 
 
@@ -113,7 +120,7 @@ def reasons_table(source: KernelSource, width: int | None) -> Table | None:
     where = ("warp cycles per issued instruction by state (WarpStateStats)" if source.warp_states
              else "share of the warp samples (SourceCounters)")
     return fitted_with_text(columns, rows, Column("what it means", 0, "left"), texts, width,
-                            title=f"stall reasons: {where}", min_text=MIN_CAUSE)
+                            title=f"stall reasons: {where}", min_text=CAUSE_WIDTH)
 
 
 def remedies(source: KernelSource, n: int = 2) -> Text:
@@ -168,8 +175,6 @@ def sass_view(source: KernelSource, place: str, title: str, width: int | None) -
     """The SASS instructions of the line `place` (FILE:LINE) names, in address order."""
     matched = lines_at(source, place)
     if not matched:
-        if source.lines:
-            return [Text(f"{title}: no line {place} in this kernel (--sass FILE:LINE names a line of the table)")]
         return []
     keys = {(line.file, line.line) for line in matched}
     every = [s for s in source.sass if (s.file, s.line) in keys]
@@ -180,9 +185,11 @@ def sass_view(source: KernelSource, place: str, title: str, width: int | None) -
     rows: list[list[str | Text]] = [_sass_row(s, line_samples) for s in instructions]
     which = (f"the {len(instructions)} most sampled of {len(every)} instructions" if len(every) > len(instructions)
              else f"{len(every)} instructions")
-    return [fitted_with_text(columns, rows, Column("SASS", 0, "left"), [s.sass for s in instructions], width,
-                             title=f"{title}: SASS of {place} ({which}, in address order; all in --json)",
-                             caption="samples: of the line's; a stall is sampled at the instruction that waits")]
+    heading = Text(f"{title}: SASS of {place}", style="bold")
+    heading.append(f" ({which}, in address order; all in --json)", style="none")
+    return [heading, fitted_with_text(columns, rows, Column("SASS", 0, "left"), [s.sass for s in instructions], width,
+                                      caption="samples: of the line's; a stall is sampled at the instruction that "
+                                              "waits")]
 
 
 def _sass_row(s: SassInstruction, line_samples: int) -> list[str | Text]:
