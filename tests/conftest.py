@@ -122,17 +122,19 @@ def build_clean():
     return build
 
 
-# Full-set reports recorded on the H100 with the source embedded (scripts/record_where_fixtures.sh):
-# the plain nvcc -lineinfo program (matmul_naive, matmul_tiled) and gpuprof's matmul/warptile.
+# Reports recorded on the H100 with the source embedded: full-set ones (scripts/record_where_fixtures.sh)
+# of the plain nvcc -lineinfo program (matmul_naive, matmul_tiled) and of gpuprof's matmul/warptile,
+# and the plain program under the argv `gpuprof ncu --source --` builds ("sections").
 WHERE_REPORTS = {
     "plain": "ncu-2025.3.1__full_source__plain_matmul_lineinfo.ncu-rep.gz",
     "warptile": "ncu-2025.3.1__full_source__matmul_warptile.ncu-rep.gz",
+    "sections": "ncu-2025.3.1__source_sections__plain_matmul_lineinfo.ncu-rep.gz",
 }
 
 
 @pytest.fixture(scope="session")
 def where_reports(tmp_path_factory) -> dict[str, Path]:
-    """The recorded reports with source, unzipped once per session: {"plain": path, "warptile": path}."""
+    """The recorded reports with source, unzipped once per session: {"plain": path, "warptile": path, ...}."""
     import gzip
 
     pytest.importorskip("ncu_report")

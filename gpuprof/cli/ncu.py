@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -69,7 +70,7 @@ def ncu(
                          "(collects SourceCounters, WarpStateStats and the source; build with -lineinfo).")] = False,
     source_lines: Annotated[int, typer.Option("--source-lines", help="With --source: how many lines.")] = 10,
     sass: Annotated[str | None, typer.Option(
-        "--sass", help="With --source: the SASS instructions of this FILE:LINE.")] = None,
+        "--sass", help="The SASS instructions of this FILE:LINE (implies --source).")] = None,
     json_out: JsonOut = None,
     force: Force = False,
     *,
@@ -95,6 +96,9 @@ def ncu(
         from gpuprof.files import check_outputs
 
         target = json_target(json_out)
+        if source_lines < 1 or (sass is not None and not re.fullmatch(r".+:\d+", sass)):
+            raise UsageError("--source-lines takes 1 or more; --sass takes FILE:LINE, e.g. matmul.cu:42")
+        source = source or sass is not None  # a line's SASS is part of the source view
         check_outputs([import_path, *(variant_options.add or [])], {"--json": target, "--plot": plot}, force)
         if plot is not None and not plot.parent.is_dir():
             raise UsageError(f"--plot {plot}: directory {plot.parent} does not exist")

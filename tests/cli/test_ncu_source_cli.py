@@ -137,3 +137,15 @@ def test_command_run_collects_the_source_and_names_the_programs_lines(fake_ncu, 
     (argv,) = fake.calls
     assert argv[-2:] == ["./prog", "1024"] and "--import-source" in argv
     assert "matmul_lineinfo.cu:18" in result.output and "matmul_lineinfo.cu:34" in result.output
+
+
+@pytest.mark.parametrize("args", [["--source-lines", "0"], ["--sass", "matmul_lineinfo.cu"], ["--sass", "18"]])
+def test_bad_source_options_are_one_line_exit_2(where_reports, args):
+    result = invoke("--import", str(where_reports["plain"]), "--source", *args)
+    assert result.exit_code == 2 and "--source-lines takes 1 or more; --sass takes FILE:LINE" in result.output
+
+
+def test_sass_alone_implies_source(where_reports):
+    result = invoke("--import", str(where_reports["plain"]), "--sass", "matmul_lineinfo.cu:34")
+    assert result.exit_code == 0, result.output
+    assert "hottest lines" in result.output and "SASS of matmul_lineinfo.cu:34" in result.output

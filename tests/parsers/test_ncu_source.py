@@ -177,3 +177,17 @@ def test_fuzz_corrupted_report_gives_sources_or_one_input_error(data, where_repo
         assert str(path) in exc.message and "\n" not in exc.message
         return
     assert all(s.kernel_name and (s.missing or s.lines) for s in sources)
+
+
+def test_what_source_adds_to_gpuprofs_sections_is_all_the_view_reads(where_reports):
+    """Recorded with gpuprof's default sections plus SourceCounters, WarpStateStats and
+    --import-source yes (no --set full): every field is there, and it tells the same story."""
+    naive, tiled = ncu_source.load_sources(where_reports["sections"])
+    for source in (naive, tiled):
+        assert source.missing is None and source.samples > 0 and source.warp_states and source.cycles_per_issue
+        assert all(line.text is not None for line in source.lines)  # the source was embedded
+    (top,) = hottest(naive, 1)
+    assert (top.line, top.text, next(iter(top.stalls))) == (18, NAIVE_INNER, "lg_throttle")
+    assert top.sectors_per_request == pytest.approx(16.5) and top.excessive_sectors_pct > 80
+    assert [line.line for line in hottest(tiled, 3)] == [34, 30, 29]
+    assert next(line for line in tiled.lines if line.line == 34).shared_wavefronts > 0
