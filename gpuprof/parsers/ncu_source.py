@@ -26,7 +26,6 @@ SCHEMA = "gpuprof.ncu.source/1"
 
 # Sampled warps at each instruction, one metric per stall reason (all samples, issued or not).
 SAMPLED = "smsp__pcsamp_warps_issue_stalled_"
-SAMPLE_COUNT = "smsp__pcsamp_sample_count"
 INSTRUCTIONS = "inst_executed"  # warp-level instructions executed at each address
 GLOBAL_SECTORS = "memory_l2_theoretical_sectors_global"
 GLOBAL_SECTORS_IDEAL = "memory_l2_theoretical_sectors_global_ideal"
@@ -41,8 +40,8 @@ _REASON_ALIASES = {"no_instructions": "no_instruction"}
 
 NO_SAMPLES = ("the report has no sampled warp stalls per instruction: it was collected without the SourceCounters "
               "section (gpuprof ncu --source adds it, with WarpStateStats and --import-source yes; or ncu --set full)")
-NO_LINE_INFO = ("no source-line information: the kernel was built without -lineinfo (nvcc -lineinfo, NVRTC "
-                "-lineinfo), so only its SASS instructions can be shown")
+NO_LINE_INFO = ("no source-line information: the kernel was built without -lineinfo (nvcc or NVRTC), so its "
+                "stalls are shown for the kernel, and per SASS instruction in --json, not per line")
 
 
 @dataclass(frozen=True)
