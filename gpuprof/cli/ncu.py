@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -64,6 +65,12 @@ def ncu(
              "launch).")] = LAUNCHES_PER_KERNEL,
     wide: Annotated[bool, typer.Option(
         "--wide", help="Full kernel names, every column and the full advice text.")] = False,
+    source: Annotated[bool, typer.Option(
+        "--source", help="Also show where each kernel's warps wait: stall reasons and the hottest source lines "
+                         "(collects SourceCounters, WarpStateStats and the source; build with -lineinfo).")] = False,
+    source_lines: Annotated[int, typer.Option("--source-lines", help="With --source: how many lines.")] = 10,
+    sass: Annotated[str | None, typer.Option(
+        "--sass", help="The SASS instructions of this FILE:LINE (implies --source).")] = None,
     json_out: JsonOut = None,
     force: Force = False,
     *,
@@ -89,6 +96,9 @@ def ncu(
         from gpuprof.files import check_outputs
 
         target = json_target(json_out)
+        if source_lines < 1 or (sass is not None and not re.fullmatch(r".+:\d+", sass)):
+            raise UsageError("--source-lines takes 1 or more; --sass takes FILE:LINE, e.g. matmul.cu:42")
+        source = source or sass is not None  # a line's SASS is part of the source view
         check_outputs([import_path, *(variant_options.add or [])], {"--json": target, "--plot": plot}, force)
         if plot is not None and not plot.parent.is_dir():
             raise UsageError(f"--plot {plot}: directory {plot.parent} does not exist")
@@ -99,14 +109,20 @@ def ncu(
             out_dir=out, clock_control=clock_control, sections=tuple(section or ()), set_name=set_name,
             extra_metrics=tuple(m.strip() for m in (metrics or "").split(",") if m.strip()),
             nvtx_include=tuple(nvtx_include or ()), kernel_regex=kernel, launch_skip=launch_skip,
-            launch_count=launch_count, launches_per_kernel=per_kernel, ncu=ncu_path)
+            launch_count=launch_count, launches_per_kernel=per_kernel, ncu=ncu_path, source=source)
         console = human_console(target)
+        if source and import_path is None:
+            from gpuprof.commands.ncu_source import cost_note
+
+            console.print(f"[dim]{escape(cost_note(request))}[/]")
         run = core.execute(request, lambda step: console.print(f"[dim]ncu: profiling {escape(step.variant)}[/]"))
         write_json({"schema": "gpuprof.ncu", "run": run}, target)
-        _show(run, plot, target, per_launch=per_launch or run.family is not None, wide=wide)
+        _show(run, plot, target, per_launch=per_launch or run.family is not None, wide=wide,
+              source=(source_lines, sass) if source else None)
 
 
-def _show(run: NcuRun, plot: Path | None, target, per_launch: bool, wide: bool = False) -> None:
+def _show(run: NcuRun, plot: Path | None, target, per_launch: bool, wide: bool = False,
+          source: tuple[int, str | None] | None = None) -> None:
     from gpuprof.analysis import roofline
     from gpuprof.analysis.kernel_summary import summarize_kernels
     from gpuprof.render.fit import print_table
@@ -143,6 +159,10 @@ def _show(run: NcuRun, plot: Path | None, target, per_launch: bool, wide: bool =
             console.print(f"roofline plot written to {plot}")
     elif plot is not None:
         warn(f"--plot {plot}: nothing written; the report has no roofline data (the default sections collect it)")
+    if source is not None:
+        from gpuprof.render.source_view import print_source_view
+
+        print_source_view(console, run, lines=source[0], sass=source[1], wide=wide)
     reports = list(dict.fromkeys(str(r.report) for r in run.results if r.report))
     if reports:
         console.print(f"reports: {', '.join(reports)}", soft_wrap=True)

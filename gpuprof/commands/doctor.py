@@ -122,7 +122,9 @@ def diagnose() -> list[Check]:
         _tool("nsys", ["--version"], "gpuprof nsys", find_nsys),
         _tool("compute-sanitizer", ["--version"], "gpuprof sanitize", find_sanitizer),
         counters_permitted(),
-        _module("ncu_report", "reading .ncu-rep without ncu", "pip install ncu-report", "ncu-report"),
+        # A gpuprof dependency on x86-64 Linux only (pyproject's marker), so not required here.
+        _module("ncu_report", "ncu --source; reading .ncu-rep without ncu",
+                "pip install ncu-report (a gpuprof dependency on x86-64 Linux)", "ncu-report"),
         _module("pynvml", "live clocks and power in devicequery", "pip install nvidia-ml-py", "nvidia-ml-py"),
         _module("matplotlib", "--plot", "pip install 'gpuprof[plot]'"),
     ]

@@ -12,6 +12,7 @@ from gpuprof.commands.target import COMMAND, FAMILY, IMPORT, Target, TargetRules
 from gpuprof.errors import CountersNotPermitted, EnvironmentProblem, GpuprofError, InputError, UsageError
 from gpuprof.parsers import ncu_csv
 from gpuprof.parsers.ncu_csv import NcuAdvice, NcuKernelRow
+from gpuprof.parsers.ncu_source import KernelSource
 from gpuprof.progress import ProgressFn, tell
 from gpuprof.tools import ncu as ncu_tool
 from gpuprof.tools.target import LaunchTarget
@@ -53,14 +54,17 @@ class NcuRequest:
     launch_count: int | None = None  # a global count; None: launches_per_kernel of each configuration
     launches_per_kernel: int = LAUNCHES_PER_KERNEL  # 0: every launch
     ncu: str | None = None  # --ncu PATH
+    source: bool = False  # --source: per-line stalls and memory (commands.ncu_source)
 
     def ncu_options(self) -> ncu_tool.NcuOptions:
         """ncu's options (an unknown --clock-control is a UsageError here), without the launch filter."""
+        sections = self.sections or (() if self.set_name else ncu_tool.SECTIONS)
+        if self.source:
+            sections += tuple(s for s in ncu_tool.SOURCE_SECTIONS if s not in sections)
         return ncu_tool.NcuOptions(
-            clock_control=self.clock_control,
-            sections=self.sections or (() if self.set_name else ncu_tool.SECTIONS),
+            clock_control=self.clock_control, sections=sections,
             metrics=ncu_tool.METRICS + self.extra_metrics, set_name=self.set_name,
-            nvtx_include=self.nvtx_include, kernel_regex=self.kernel_regex)
+            nvtx_include=self.nvtx_include, kernel_regex=self.kernel_regex, import_source=self.source)
 
     def launch_filter(self) -> dict[str, Any]:
         """NcuOptions' launch filter: a global --launch-count wins; else the first N of each kernel."""
@@ -72,7 +76,17 @@ class NcuRequest:
 
 
 def execute(request: NcuRequest, progress: ProgressFn | None = None) -> NcuRun:
-    """Check the request, then profile the family's variants or the program, or read the report."""
+    """Check the request, then profile the family's variants or the program, or read the report;
+    with `source`, each result also carries its kernels' per-line data."""
+    run = _profile_or_import(request, progress)
+    if not request.source:
+        return run
+    from gpuprof.commands.ncu_source import with_sources
+
+    return with_sources(run)
+
+
+def _profile_or_import(request: NcuRequest, progress: ProgressFn | None) -> NcuRun:
     target = request.target
     form = validate(target, RULES)
     options = request.ncu_options()
@@ -96,6 +110,7 @@ class NcuResult:
     report: Path | None
     rows: list[NcuKernelRow] = field(default_factory=list)
     error: str | None = None
+    source: list[KernelSource] = field(default_factory=list)  # with --source: one per row (docs/ncu-source.md)
 
     @property
     def advice(self) -> list[NcuAdvice]:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from gpuprof.errors import CountersNotPermitted, EnvironmentProblem, InputError, NoKernelsProfiled, UsageError
-from gpuprof.parsers import ncu_rep
+from gpuprof.parsers import ncu_rep, ncu_source
 from gpuprof.parsers.ncu_csv import scan_messages
 from gpuprof.parsers.ncu_metrics import NcuKernelRow
 from gpuprof.tools import _proc
@@ -51,10 +53,15 @@ METRICS = (
     "launch__registers_per_thread", "launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic",
     *LEVEL_METRICS,
 )
+# What `--source` adds: per-instruction counters and warp-state samples (SourceCounters), the
+# kernel's warp-state breakdown (WarpStateStats), and the source text itself (--import-source yes),
+# so a report shows its lines on any machine. Each section costs replay passes of every profiled launch.
+SOURCE_SECTIONS = ("SourceCounters", "WarpStateStats")
 CLOCK_CONTROLS = ("none", "base")
 PROFILE_TIMEOUT_S = 600.0
 IMPORT_TIMEOUT_S = 120.0
 READER_TIMEOUT_S = 300.0  # a large report of a whole program takes tens of seconds through ncu_report
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -69,6 +76,7 @@ class NcuOptions:
     launch_count: int | None = None  # matching launches profiled at most (None: all)
     # skip/count apply to each launch configuration (docs/tools.md, "ncu: launch filters"), not globally
     per_kernel: bool = False
+    import_source: bool = False  # embed the kernels' source files in the report (needs -lineinfo)
     extra: tuple[str, ...] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
@@ -114,6 +122,8 @@ def profile_argv(ncu: str, options: NcuOptions, report_base: Path, target: list[
     if options.per_kernel and (options.launch_skip or options.launch_count is not None):
         # Skip and count per (kernel, grid, block, shared memory): the first N launches of each kernel.
         argv += ["--filter-mode", "per-launch-config"]
+    if options.import_source:
+        argv += ["--import-source", "yes"]
     argv += [*options.extra, "--force-overwrite", "--export", str(report_base), *target]
     return argv
 
@@ -164,13 +174,22 @@ def read_report_isolated(report: Path, timeout_s: float = READER_TIMEOUT_S) -> l
 
     Raises NcuReportUnavailable when the module is not installed (the caller falls back to
     `ncu --import` CSV), and InputError (exit 2) for a file the reader rejects or dies on."""
+    return _read_in_child("gpuprof.parsers.ncu_rep", ncu_rep.rows_from_json, report, timeout_s)
+
+
+def read_sources_isolated(report: Path, timeout_s: float = READER_TIMEOUT_S) -> list[ncu_source.KernelSource]:
+    """Per-line and per-instruction data of a .ncu-rep (parsers.ncu_source), read as read_report_isolated reads rows."""
+    return _read_in_child("gpuprof.parsers.ncu_source", ncu_source.from_json, report, timeout_s)
+
+
+def _read_in_child(module: str, decode: Callable[[str], list[T]], report: Path, timeout_s: float) -> list[T]:
     package_root = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
-    done = _proc.run([sys.executable, "-m", "gpuprof.parsers.ncu_rep", str(report)], timeout_s=timeout_s, env=env)
+    done = _proc.run([sys.executable, "-m", module, str(report)], timeout_s=timeout_s, env=env)
     said = " ".join(done.stderr.split())[-300:]
     if done.returncode == ncu_rep.CHILD_OK:
         try:
-            return ncu_rep.rows_from_json(done.stdout)
+            return decode(done.stdout)
         except (ValueError, TypeError, KeyError) as exc:
             raise InputError(f"{report}: not a readable .ncu-rep (the reader's answer was cut: {exc})") from None
     if done.returncode == ncu_rep.CHILD_UNAVAILABLE:

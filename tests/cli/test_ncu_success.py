@@ -73,7 +73,7 @@ def _have_ncu_report() -> bool:
 
 
 requires_ncu_report = pytest.mark.skipif(not _have_ncu_report(),
-                                         reason="ncu_report not installed (the test extra installs it)")
+                                         reason="ncu_report not installed (a gpuprof dependency on x86-64 Linux)")
 
 
 @requires_ncu_report

@@ -1,0 +1,104 @@
+"""`gpuprof ncu --source`'s core: each result's per-line data read from its report, with the files
+named as the user knows them.
+
+One reading path for a family, a command and an imported report: every .ncu-rep the run has is
+read once through ncu_report in a child process (tools.ncu.read_sources_isolated), and each
+profiled launch gets its KernelSource by its position in that report (NcuKernelRow.id).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from gpuprof.commands.ncu import NcuRequest, NcuRun
+from gpuprof.errors import EnvironmentProblem, InputError
+from gpuprof.parsers import ncu_rep
+from gpuprof.parsers.ncu_source import KernelSource, LineStats
+from gpuprof.tools import ncu as ncu_tool
+from gpuprof.variants.catalog import kernels_root
+from gpuprof.variants.nvrtc import display_path
+
+
+def cost_note(request: NcuRequest) -> str:
+    """What --source makes ncu collect, said before profiling."""
+    before = replace(request, source=False).ncu_options().sections
+    added = [s for s in ncu_tool.SOURCE_SECTIONS if s not in before]
+    what = f"sections {', '.join(added)} and " if added else ""
+    # ncu tells a launch's passes only once it has replayed it; measured: docs/ncu-source.md, "What it costs".
+    return (f"ncu --source: collecting {what}the kernels' source (--import-source yes): more replay passes of "
+            "every profiled launch (27 instead of 19 on an H100 with ncu 2025.3.1; ncu's log gives the count)")
+
+
+def with_sources(run: NcuRun, cwd: Path | None = None) -> NcuRun:
+    """The run with each result's `source` filled: one KernelSource per row, files named for the user."""
+    here = (cwd or Path.cwd()).resolve()
+    read: dict[Path, dict[int, KernelSource]] = {}
+    results = []
+    for result in run.results:
+        if result.report is None or not result.rows:
+            results.append(result)
+            continue
+        if result.report not in read:
+            read[result.report] = {s.kernel_id: s for s in _read(result.report)}
+        by_id = read[result.report]
+        results.append(replace(result, source=[user_named(by_id[row.id], here) for row in result.rows
+                                               if row.id in by_id]))
+    return replace(run, results=results)
+
+
+def _read(report: Path) -> list[KernelSource]:
+    try:
+        return ncu_tool.read_sources_isolated(report)
+    except ncu_rep.NcuReportUnavailable:
+        raise EnvironmentProblem("--source reads the report through NVIDIA's ncu_report module: pip install ncu-report "
+                                 "(or reinstall gpuprof, which depends on it)") from None
+    except InputError as exc:
+        raise InputError(f"--source: {exc.message}") from None
+
+
+def user_named(source: KernelSource, cwd: Path) -> KernelSource:
+    """Files as the user opens them; line text read from that file where the report embeds none."""
+    shown = {recorded: shown_file(recorded, cwd) for recorded in source.files}
+    if not shown:
+        return source
+    lines = tuple(_renamed_line(line, shown[line.file], cwd) for line in source.lines)
+    sass = tuple(replace(s, file=shown.get(s.file, s.file)) for s in source.sass)
+    return replace(source, files=shown, lines=lines, sass=sass)
+
+
+def _renamed_line(line: LineStats, file: str, cwd: Path) -> LineStats:
+    text = line.text
+    if text is None:
+        path = Path(file) if Path(file).is_absolute() else cwd / file
+        try:
+            content = path.read_text(errors="replace").splitlines()
+            text = content[line.line - 1].strip() if 0 < line.line <= len(content) else None
+        except OSError:
+            pass
+    return replace(line, file=file, text=text)
+
+
+def shown_file(recorded: str, cwd: Path) -> str:
+    """The name a compiler recorded, as the user should read it.
+
+    gpuprof's own kernels are compiled by NVRTC with `#line 1 "kernels/<family>/<file>"`
+    (variants.nvrtc.nvrtc_source), which ncu records joined to the folder it ran in: such a name is
+    shown as kernels/<family>/<file> wherever the report was recorded. Other files: relative to the
+    working folder where they lie under it, else as recorded (an NVRTC '<hash>.cubin.cu' too)."""
+    path = Path(recorded)
+    parts = path.parts
+    if "kernels" in parts:
+        tail = parts[len(parts) - 1 - parts[::-1].index("kernels") + 1:]
+        try:
+            ours = kernels_root().joinpath(*tail) if tail else None
+        except InputError:
+            ours = None
+        if ours is not None and ours.is_file():
+            return display_path(ours)
+    if path.is_absolute():
+        try:
+            return str(path.resolve().relative_to(cwd))
+        except (ValueError, OSError):
+            return recorded
+    return recorded
