@@ -221,13 +221,7 @@ def level_points(label: str, rows: list[NcuKernelRow]) -> dict[str, LevelPoint]:
     if not timed:
         return {}
     total = sum(d for _, d in timed)
-    traffic: dict[str, float] = {}
-    bandwidth: dict[str, float] = {}
-    for levels, d in timed:
-        for key, value in levels.traffic.items():
-            traffic[key] = traffic.get(key, 0.0) + value * d / total
-        for key, value in levels.bandwidth.items():
-            bandwidth[key] = max(bandwidth.get(key, 0.0), value)
+    traffic, bandwidth = _weighted_sums_and_maxima(timed, lambda lv: lv.traffic, lambda lv: lv.bandwidth)
     shared = sum((lv.shared_pipe_pct or 0.0) * d for lv, d in timed) / total \
         if any(lv.shared_pipe_pct is not None for lv, _ in timed) else None
     sectors = sum(lv.global_sectors or 0.0 for lv, _ in timed)
@@ -260,12 +254,19 @@ def _summed_work(rows: list[NcuKernelRow]):
     hierarchical records with their durations."""
     timed = [(r.roofline_levels, r.duration_ns or 0.0) for r in rows
              if r.roofline_levels is not None and (r.duration_ns or 0.0) > 0]
-    total = sum(d for _, d in timed)
-    work: dict[str, float] = {}
-    peaks: dict[str, float] = {}
-    for levels, d in timed:
-        for key, value in levels.work.items():
-            work[key] = work.get(key, 0.0) + value * d / total
-        for key, value in levels.peak_work.items():
-            peaks[key] = max(peaks.get(key, 0.0), value)
+    work, peaks = _weighted_sums_and_maxima(timed, lambda lv: lv.work, lambda lv: lv.peak_work)
     return work, peaks, timed
+
+
+def _weighted_sums_and_maxima(timed, summed, maxed) -> tuple[dict[str, float], dict[str, float]]:
+    """Per key, the duration-weighted mean of `summed(levels)` over the timed records (rates add
+    up over time) and the maximum of `maxed(levels)` (peaks: the highest)."""
+    total = sum(d for _, d in timed)
+    sums: dict[str, float] = {}
+    maxima: dict[str, float] = {}
+    for levels, d in timed:
+        for key, value in summed(levels).items():
+            sums[key] = sums.get(key, 0.0) + value * d / total
+        for key, value in maxed(levels).items():
+            maxima[key] = max(maxima.get(key, 0.0), value)
+    return sums, maxima

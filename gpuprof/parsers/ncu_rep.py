@@ -42,16 +42,27 @@ def import_ncu_report() -> ModuleType:
     return ncu_report
 
 
-def load_report(path: str | Path) -> list[NcuKernelRow]:
-    """One NcuKernelRow per profiled launch, in report order; `id` matches the CSV `ID` column."""
+def open_report(path: str | Path) -> tuple[ModuleType, Any]:
+    """The ncu_report module and the report loaded by it; a missing or unreadable file is one
+    ParseError line."""
     ncu_report = import_ncu_report()
     p = Path(path)
     if not p.is_file():
         raise ParseError(path, "file", "no such report file")
     try:
-        ctx = ncu_report.load_report(str(p))
+        return ncu_report, ncu_report.load_report(str(p))
     except Exception as exc:  # noqa: BLE001 - the SWIG layer raises plain Exception for unreadable files
-        raise ParseError(path, "file", f"ncu_report could not load it: {exc}") from None
+        raise ParseError(path, "file", f"ncu_report could not load it: {one_line(exc)}") from None
+
+
+def one_line(exc: Exception) -> str:
+    """An exception's text on one line, at most 300 characters (errors are one line)."""
+    return " ".join(str(exc).split())[:300]
+
+
+def load_report(path: str | Path) -> list[NcuKernelRow]:
+    """One NcuKernelRow per profiled launch, in report order; `id` matches the CSV `ID` column."""
+    ncu_report, ctx = open_report(path)
     rows: list[NcuKernelRow] = []
     try:
         for r in range(ctx.num_ranges()):

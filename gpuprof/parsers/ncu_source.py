@@ -20,7 +20,7 @@ from typing import Any
 
 from gpuprof.errors import ParseError
 from gpuprof.parsers import ncu_rep
-from gpuprof.parsers.ncu_rep import NcuReportUnavailable, import_ncu_report
+from gpuprof.parsers.ncu_rep import NcuReportUnavailable
 
 SCHEMA = "gpuprof.ncu.source/1"
 
@@ -117,14 +117,7 @@ class KernelSource:
 
 def load_sources(path: str | Path) -> list[KernelSource]:
     """One KernelSource per profiled launch, in report order (ids as parsers.ncu_rep.load_report gives)."""
-    ncu_report = import_ncu_report()
-    p = Path(path)
-    if not p.is_file():
-        raise ParseError(path, "file", "no such report file")
-    try:
-        ctx = ncu_report.load_report(str(p))
-    except Exception as exc:  # noqa: BLE001 - the SWIG layer raises plain Exception for unreadable files
-        raise ParseError(path, "file", f"ncu_report could not load it: {_one_line(exc)}") from None
+    ncu_report, ctx = ncu_rep.open_report(path)
     out: list[KernelSource] = []
     try:
         for r in range(ctx.num_ranges()):
@@ -132,15 +125,11 @@ def load_sources(path: str | Path) -> list[KernelSource]:
             for a in range(rng.num_actions()):
                 out.append(_kernel_source(ncu_report, rng.action_by_idx(a), len(out), path))
     except (TypeError, ValueError, RuntimeError, SystemError, UnicodeError, AttributeError) as exc:
-        why = f"corrupted report ({type(exc).__name__}: {_one_line(exc)})"
+        why = f"corrupted report ({type(exc).__name__}: {ncu_rep.one_line(exc)})"
         raise ParseError(path, f"result {len(out)}", why) from None
     if not out:
         raise ParseError(path, "file", "no profiling results in the file (not an ncu report, or empty)")
     return out
-
-
-def _one_line(exc: Exception) -> str:
-    return " ".join(str(exc).split())[:300]
 
 
 def _kernel_source(ncu_report: ModuleType, action: Any, index: int, path: str | Path) -> KernelSource:
