@@ -57,9 +57,12 @@ def profile(
       gpuprof profile --top 3 --launch-skip 2 -- python train.py --steps 5
     """
     with exit_on_error():
+        from rich.table import Table
+
         from gpuprof.commands import profile as core
         from gpuprof.commands.target import Target
         from gpuprof.files import check_outputs
+        from gpuprof.render.fit import print_table
         from gpuprof.render.profile_view import files_line, render_report
 
         target = json_target(json_out)
@@ -72,7 +75,8 @@ def profile(
         write_json({"schema": "gpuprof.profile", **core.to_dict(report)}, target)
         console = human_console(target)
         if str(target) != "-":
-            console.print(render_report(report, console.width, wide))
+            for part in render_report(report, console.width, wide).renderables:
+                print_table(console, part, wide) if isinstance(part, Table) else console.print(part)
         console.print(files_line(report), soft_wrap=True, style="dim")
         if report.ncu_problem is not None:
             raise report.ncu_problem  # the timeline is shown; the exit code says why ncu could not run

@@ -125,3 +125,16 @@ def test_profile_needs_a_command(tmp_path):
     assert result.exit_code == 2 and "after --" in result.output
     result = CliRunner().invoke(app, ["profile", "--cover", "0", "--", "python3", "x.py"])
     assert result.exit_code == 2 and "--cover" in result.output
+
+
+def test_wide_prints_every_table_at_its_own_width(machine, tmp_path, monkeypatch):
+    """--wide at 100 columns: the tables print whole (full kernel names, no header cut to 'lau…'),
+    wider than the terminal, as `ncu --wide` does."""
+    machine(Machine())
+    monkeypatch.setenv("COLUMNS", "100")
+    result = CliRunner().invoke(app, ["profile", "--wide", "--out", str(tmp_path / "o"), "--", "python3", "vecadd.py"])
+    assert result.exit_code == 0, result.output
+    assert "…" not in result.output
+    assert max(len(line) for line in result.output.splitlines()) > 100
+    assert "void at::native::vectorized_elementwise_kernel<" in result.output
+
