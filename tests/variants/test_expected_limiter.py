@@ -19,7 +19,8 @@ def manifest(tmp_path, line: str):
     (folder / "family.toml").write_text(
         'family = "fam"\nsummary = "s"\nsignature = "float* x, int n"\nbaseline = "k"\ndims = ["n"]\n'
         'grid_dims = ["n"]\ndefault_size = { n = 1024 }\ncheck_sizes = [{ n = 7 }]\n\n'
-        f'[[variant]]\nname = "k"\nfile = "k.cu"\nkernel = "fam_k"\ntechnique = "t"\nblock = [256]\ntile = [256]\n{line}\n')
+        '[[variant]]\nname = "k"\nfile = "k.cu"\nkernel = "fam_k"\ntechnique = "t"\n'
+        f'block = [256]\ntile = [256]\n{line}\n')
     return folder / "family.toml"
 
 
