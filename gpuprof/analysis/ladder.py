@@ -191,10 +191,10 @@ def changes(before: Rung, after: Rung, shown: int = CHANGES_SHOWN) -> tuple[str,
     """The largest relative changes from one rung to the next, in words: "time ×0.31", "registers 32 → 128",
     "occupancy limiter registers → warps", "limiter l1 → compute". Time always comes first."""
     scored: list[tuple[float, str]] = []
-    for words, attr in RATIO_FIGURES:
+    for figure, attr in RATIO_FIGURES:
         old, new = getattr(before, attr), getattr(after, attr)
         if old and new and abs(math.log(new / old)) >= math.log1p(CHANGE_FLOOR):
-            scored.append((math.inf if attr == "time_ns" else abs(math.log(new / old)), f"{words} ×{new / old:.2g}"))
+            scored.append((math.inf if attr == "time_ns" else abs(math.log(new / old)), f"{figure} ×{new / old:.2g}"))
     if before.registers and after.registers and before.registers != after.registers:
         scored.append((abs(math.log(after.registers / before.registers)),
                        f"registers {before.registers} → {after.registers}"))
