@@ -17,6 +17,7 @@ from gpuprof.errors import Finding, UsageError
 from gpuprof.variants.selection import VariantOptions
 
 if TYPE_CHECKING:
+    from gpuprof.analysis.ladder import Rung
     from gpuprof.commands.ncu import NcuRun
 
 # = commands.ncu.DEFAULT_OUT and LAUNCHES_PER_KERNEL (a test keeps them equal; the core says why 1); not
@@ -71,6 +72,10 @@ def ncu(
     source_lines: Annotated[int, typer.Option("--source-lines", help="With --source: how many lines.")] = 10,
     sass: Annotated[str | None, typer.Option(
         "--sass", help="The SASS instructions of this FILE:LINE (implies --source).")] = None,
+    ladder: Annotated[bool, typer.Option(
+        "--ladder", help="With a family: its variants as a ladder (hand-written ones in manifest order, the vendor "
+                         "ones last), each rung against the one before, and each variant's expected_limiter "
+                         "checked against what ncu measured (docs/ladder.md).")] = False,
     json_out: JsonOut = None,
     force: Force = False,
     *,
@@ -109,20 +114,22 @@ def ncu(
             out_dir=out, clock_control=clock_control, sections=tuple(section or ()), set_name=set_name,
             extra_metrics=tuple(m.strip() for m in (metrics or "").split(",") if m.strip()),
             nvtx_include=tuple(nvtx_include or ()), kernel_regex=kernel, launch_skip=launch_skip,
-            launch_count=launch_count, launches_per_kernel=per_kernel, ncu=ncu_path, source=source)
+            launch_count=launch_count, launches_per_kernel=per_kernel, ncu=ncu_path, source=source,
+            ladder=ladder)
         console = human_console(target)
         if source and import_path is None:
             from gpuprof.commands.ncu_source import cost_note
 
             console.print(f"[dim]{escape(cost_note(request))}[/]")
         run = core.execute(request, lambda step: console.print(f"[dim]ncu: profiling {escape(step.variant)}[/]"))
-        write_json({"schema": "gpuprof.ncu", "run": run}, target)
+        rungs = core.ladder(run, request) if ladder else None
+        write_json({"schema": "gpuprof.ncu", "run": run, **({"ladder": rungs} if rungs is not None else {})}, target)
         _show(run, plot, target, per_launch=per_launch or run.family is not None, wide=wide,
-              source=(source_lines, sass) if source else None)
+              source=(source_lines, sass) if source else None, rungs=rungs)
 
 
 def _show(run: NcuRun, plot: Path | None, target, per_launch: bool, wide: bool = False,
-          source: tuple[int, str | None] | None = None) -> None:
+          source: tuple[int, str | None] | None = None, rungs: list[Rung] | None = None) -> None:
     from gpuprof.analysis import roofline
     from gpuprof.analysis.kernel_summary import summarize_kernels
     from gpuprof.render.fit import print_table
@@ -163,6 +170,10 @@ def _show(run: NcuRun, plot: Path | None, target, per_launch: bool, wide: bool =
         from gpuprof.render.source_view import print_source_view
 
         print_source_view(console, run, lines=source[0], sass=source[1], wide=wide)
+    if rungs is not None:
+        from gpuprof.render.ladder_view import print_ladder
+
+        print_ladder(console, rungs, wide, title=f"{run.family} ladder")
     reports = list(dict.fromkeys(str(r.report) for r in run.results if r.report))
     if reports:
         console.print(f"reports: {', '.join(reports)}", soft_wrap=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuprof.commands.target import COMMAND, FAMILY, IMPORT, Target, TargetRules, validate
 from gpuprof.errors import CountersNotPermitted, EnvironmentProblem, GpuprofError, InputError, UsageError
@@ -17,6 +17,9 @@ from gpuprof.progress import ProgressFn, tell
 from gpuprof.tools import ncu as ncu_tool
 from gpuprof.tools.target import LaunchTarget
 from gpuprof.variants.sizes import parse_size
+
+if TYPE_CHECKING:
+    from gpuprof.analysis.ladder import Rung
 
 DEFAULT_OUT = Path("gpuprof-ncu")
 WARMUP_LAUNCHES = 2  # outside the NVTX ranges: ncu profiles only the launch after them
@@ -55,6 +58,7 @@ class NcuRequest:
     launches_per_kernel: int = LAUNCHES_PER_KERNEL  # 0: every launch
     ncu: str | None = None  # --ncu PATH
     source: bool = False  # --source: per-line stalls and memory (commands.ncu_source)
+    ladder: bool = False  # --ladder: the family's hand-written variants in manifest order, the vendor ones last
 
     def ncu_options(self) -> ncu_tool.NcuOptions:
         """ncu's options (an unknown --clock-control is a UsageError here), without the launch filter."""
@@ -90,6 +94,8 @@ def _profile_or_import(request: NcuRequest, progress: ProgressFn | None) -> NcuR
     target = request.target
     form = validate(target, RULES)
     options = request.ncu_options()
+    if request.ladder and form != FAMILY:
+        raise UsageError("--ladder climbs a family's variants: name a family, not --import or '-- COMMAND'")
     if form == IMPORT:
         assert target.import_path is not None
         return import_report(target.import_path, request.ncu)
@@ -97,6 +103,8 @@ def _profile_or_import(request: NcuRequest, progress: ProgressFn | None) -> NcuR
         return profile_command(list(target.command), request.out_dir, replace(options, **request.launch_filter()),
                                request.ncu)
     [(fam, chosen, extra)] = target.select()
+    if request.ladder and target.variants is None:
+        chosen = [v for v in chosen if not v.vendor] + [v for v in chosen if v.vendor]
     added = {v.name: target.options.cli_args() for v in extra}
     return profile_family(fam.name, [v.name for v in chosen], parse_size(fam, target.size), request.out_dir,
                           options, request.ncu, target.options.defines(), progress=progress, added=added)
@@ -124,6 +132,24 @@ class NcuRun:
     results: list[NcuResult]
     reader: str  # "ncu_report module" or "ncu --import CSV"
     launch_filter: str = ""  # which launches were profiled, in words ("" = all that matched)
+
+
+def ladder(run: NcuRun, request: NcuRequest) -> list[Rung]:
+    """The run's variants as rungs, in the run's order, each judged against its manifest's expected_limiter."""
+    from gpuprof.analysis.ladder import Step, build
+
+    [(fam, chosen, extra)] = request.target.select()
+    by_name = {v.name: v for v in (*fam.variants, *chosen, *extra)}
+    steps = []
+    for result in run.results:
+        variant = by_name.get(result.label)
+        stalls: dict[str, float] = {}
+        for source in result.source:
+            for reason, samples in source.stalls.items():
+                stalls[reason] = stalls.get(reason, 0.0) + samples
+        steps.append(Step(result.label, result.rows, variant.expected_limiter if variant else None,
+                          stalls or None, reference=bool(variant and variant.vendor)))
+    return build(steps)
 
 
 def profile_family(family: str, variants: list[str], size: dict[str, int], out_dir: Path,

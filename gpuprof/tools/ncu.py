@@ -52,6 +52,9 @@ METRICS = (
     *(f"launch__occupancy_limit_{k}" for k in ("registers", "shared_mem", "warps", "blocks", "barriers")),
     "launch__registers_per_thread", "launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic",
     *LEVEL_METRICS,
+    # Warp instructions executed, for the ladder's "what changed" (analysis.ladder): the counter
+    # ComputeWorkloadAnalysis already collects for its IPC, so no extra replay pass.
+    "smsp__inst_executed.sum",
 )
 # What `--source` adds: per-instruction counters and warp-state samples (SourceCounters), the
 # kernel's warp-state breakdown (WarpStateStats), and the source text itself (--import-source yes),

@@ -19,9 +19,12 @@ _SOURCE_TREE = Path(__file__).resolve().parents[2] / "kernels"  # a checkout or 
 LANGUAGES = ("cuda", "triton")
 FLOP_COUNTS = ("executed", "nominal")  # nominal: the family's formula counts work this algorithm skips
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp64")  # the arithmetic a variant does; buffers stay the family's
+# What a variant's author expects to hold it back, in words ncu can check (analysis.ladder, docs/ladder.md):
+# a memory level's bandwidth, the compute pipe, or "latency" (far from every roof).
+LIMITERS = ("dram", "l2", "l1", "compute", "latency")
 _CUDA_ONLY_KEYS = ("kernel", "extra_kernels", "helpers", "block", "tile", "grid", "defines", "plan", "dynamic_smem")
 _VENDOR_KEYS = {"name", "technique", "vendor", "call", "precision", "error_model", "zero_output",
-               "flop_count", "aliases", "options", "expected_efficiency"}
+               "flop_count", "aliases", "options", "expected_efficiency", "expected_limiter"}
 VARIANT_KEYS = _VENDOR_KEYS | {"language", "file", "max_size", *_CUDA_ONLY_KEYS}
 
 
@@ -50,6 +53,7 @@ class Variant:
     precision: str = "fp32"  # its arithmetic (PRECISIONS): picks the tolerance and the ceiling
     error_model: str | None = None  # one of the family module's ERROR_MODELS; None: the family's first (safest)
     plan: str | None = None  # one of the family module's PLANS (how to launch it); None: the family's default
+    expected_limiter: str | None = None  # one of LIMITERS, from the .cu header's prose; None: not stated
     helpers: dict[str, str] = field(default_factory=dict)  # role -> extern "C" helper kernel a plan launches
     zero_output: bool = False  # the output is zeroed (memset on the stream, timed) before each launch
     call: str | None = None  # vendor variants: which library call of the family module's vendor_launch
@@ -294,13 +298,17 @@ def _common_keys(m: _Manifest, data: dict[str, Any]) -> dict[str, Any]:
     if flop_count not in FLOP_COUNTS:
         raise m.fail("flop_count", f"is {flop_count!r}; choose from: {', '.join(FLOP_COUNTS)}")
     aliases = tuple(m.str_list("aliases")) if "aliases" in data else ()
+    limiter = m.text("expected_limiter") if "expected_limiter" in data else None
+    if limiter is not None and limiter not in LIMITERS:
+        raise m.fail("expected_limiter", f"is {limiter!r}; choose from: {', '.join(LIMITERS)}")
     efficiency = data.get("expected_efficiency")
     if efficiency is not None and (isinstance(efficiency, bool) or not isinstance(efficiency, (int, float))
                                    or not 0 < efficiency <= 1):
         raise m.fail("expected_efficiency", f"must be a fraction in (0, 1], e.g. 0.01, not {efficiency!r}")
     return {"expected_efficiency": None if efficiency is None else float(efficiency), "precision": precision,
             "error_model": m.text("error_model") if "error_model" in data else None,
-            "zero_output": zero_output, "flop_count": flop_count, "aliases": aliases, "options": m.options()}
+            "zero_output": zero_output, "flop_count": flop_count, "aliases": aliases, "options": m.options(),
+            "expected_limiter": limiter}
 
 
 def _validate(path: Path, family: Family) -> None:

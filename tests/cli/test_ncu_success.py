@@ -3,6 +3,7 @@ gpuprof's own invocation, then the real reader, tables, advice, roofline table a
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -218,3 +219,46 @@ def test_truncated_sqlite_export_is_one_line_exit_2(monkeypatch, tmp_path, keep)
     assert result.exit_code == 2, result.output
     (line,) = [ln for ln in result.output.splitlines() if ln.startswith("error:")]
     assert "cut.sqlite" in line
+
+
+@requires_ncu_report
+def test_ladder_fits_100_columns_and_the_json_carries_the_rungs(fake_ncu, tmp_path):
+    fake_ncu(RecordedNcu())
+    args = ["ncu", "vecadd", "--ladder", "-v", "grid,torch", "--out", str(tmp_path / "out")]
+    result = CliRunner().invoke(app, args, env={"COLUMNS": "100"})
+    assert result.exit_code == 0, result.output
+    ladder = result.output[result.output.index("vecadd ladder"):result.output.index("reports:")]
+    assert all(len(line) <= 100 for line in ladder.splitlines())
+    assert "not shown at this width:" in ladder  # the optional columns named, not cut
+    assert "rung 1 → 2 (grid → torch): time ×0.87" in " ".join(ladder.split())
+    result = CliRunner().invoke(app, [*args, "--json", str(tmp_path / "ncu.json")], env={"COLUMNS": "100"})
+    assert result.exit_code == 0, result.output
+    rungs = json.loads((tmp_path / "ncu.json").read_text())["ladder"]
+    assert [(r["label"], r["reference"]) for r in rungs] == [("grid", False), ("torch", True)]
+    assert rungs[0]["measured_limiter"] == "dram"  # no level counters in this report: SpeedOfLight's DRAM %
+
+
+@pytest.mark.parametrize("where", [["--import", "x.ncu-rep"], ["--", "./app"]])
+def test_ladder_needs_a_family(where, tmp_path):
+    (tmp_path / "x.ncu-rep").write_bytes(b"")
+    result = CliRunner().invoke(app, ["ncu", "--ladder", *where], env={"COLUMNS": "100"}, catch_exceptions=False)
+    assert result.exit_code == 2 and "--ladder climbs a family's variants" in result.output
+
+
+def test_ladder_orders_hand_written_variants_first_then_vendor(monkeypatch, tmp_path):
+    from gpuprof.commands import ncu as core
+    from gpuprof.commands.target import Target
+    from gpuprof.variants import catalog
+
+    seen = {}
+
+    def fake_profile(family, variants, *args, **kwargs):
+        seen["variants"] = variants
+        return core.NcuRun(family, "none", [core.NcuResult(v, None) for v in variants], "")
+
+    monkeypatch.setattr(core, "profile_family", fake_profile)
+    monkeypatch.setattr(core.ncu_tool, "find_ncu", lambda explicit=None: "/opt/fake/ncu")
+    core.execute(core.NcuRequest(Target(families=("matmul",)), out_dir=tmp_path, ladder=True))
+    names = [v.name for v in catalog.load_family("matmul").variants]
+    vendor = ["cublas", "cublas_tf32"]
+    assert seen["variants"] == [n for n in names if n not in vendor] + vendor
