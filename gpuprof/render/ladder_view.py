@@ -31,24 +31,6 @@ COLUMNS = [
 ]
 
 
-def _bytes(value: float | None) -> str:
-    if value is None:
-        return "-"
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if value >= scale:
-            return f"{value / scale:.3g} {unit}"
-    return f"{value:.0f} B"
-
-
-def _count(value: float | None) -> str:
-    if value is None:
-        return "-"
-    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if value >= scale:
-            return f"{value / scale:.3g}{unit}"
-    return f"{value:.0f}"
-
-
 def _times(value: float | None) -> str:
     return "-" if value is None else f"{value:.2g}"
 
@@ -57,9 +39,10 @@ def ladder_table(rungs: list[Rung], width: int | None, title: str = "") -> Table
     rows = [[rung.label + (" (ref)" if rung.reference else ""), units.seconds(rung.time_ns * 1e-9
                                                                               if rung.time_ns else None),
              _times(rung.speedup_vs_previous), _times(rung.speedup_vs_first), rung.expected_limiter or "-",
-             rung.measured_limiter or "-", rung.verdict, _bytes(rung.dram_bytes), _bytes(rung.l2_bytes),
-             _bytes(rung.l1_bytes), _count(rung.instructions), "-" if rung.registers is None else str(rung.registers),
-             _count(rung.spills), rung.occupancy_limiter or "-", rung.top_stall or "-"] for rung in rungs]
+             rung.measured_limiter or "-", rung.verdict, units.nbytes(rung.dram_bytes), units.nbytes(rung.l2_bytes),
+             units.nbytes(rung.l1_bytes), units.count(rung.instructions),
+             "-" if rung.registers is None else str(rung.registers),
+             units.count(rung.spills), rung.occupancy_limiter or "-", rung.top_stall or "-"] for rung in rungs]
     return fitted_table(COLUMNS, rows, width, title=title,
                         caption="×prev/×first: speedup over the rung before and over the first; "
                                 "limiters: docs/ladder.md")

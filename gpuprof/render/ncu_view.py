@@ -29,15 +29,6 @@ def _num(value: float | None, fmt: str = "{:.1f}") -> str:
     return "-" if value is None else fmt.format(value)
 
 
-def _bytes(value: float | None) -> str:
-    if value is None:
-        return "-"
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if value >= scale:
-            return f"{value / scale:.3g} {unit}"
-    return f"{value:.0f} B"
-
-
 def _dims(d: tuple[int, int, int] | None) -> str:
     return "-" if d is None else "x".join(str(x) for x in d if x != 1) or "1"
 
@@ -106,8 +97,8 @@ def launches_table(run: NcuRun, width: int | None, wide: bool = False) -> Table:
                 label, kernel_label(names, r.demangled_name, wide), _ns(r.duration_ns),
                 _num(r.sm_throughput_pct), _num(r.memory_throughput_pct), _num(r.dram_throughput_pct),
                 _occupancy(r.achieved_occupancy_pct, r.theoretical_occupancy_pct), limiter_text(r.occupancy_limiter),
-                _num(r.registers_per_thread, "{:.0f}"), _bytes(r.shared_mem_per_block_bytes), _dims(r.grid),
-                _dims(r.block), _bytes(r.dram_bytes), _num(r.flop, "{:.3g}") if r.flop else "-",
+                _num(r.registers_per_thread, "{:.0f}"), units.nbytes(r.shared_mem_per_block_bytes), _dims(r.grid),
+                _dims(r.block), units.nbytes(r.dram_bytes), _num(r.flop, "{:.3g}") if r.flop else "-",
                 _num(r.arithmetic_intensity, "{:.3g}"),
             ])
     launches = sum(len(result.rows) for result in run.results)

@@ -32,3 +32,23 @@ def ratio(value: float | None) -> str:
     if value is None or not math.isfinite(value):
         return "-"
     return f"{value:.3g}x" if value < 100 else f"{value:.0f}x"
+
+
+def nbytes(value: float | None) -> str:
+    """A byte count with a decimal prefix (ncu's units: 1 kB = 1000 B)."""
+    return _scaled(value, (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)), " ", "B")
+
+
+def count(value: float | None) -> str:
+    """A count with a decimal prefix (instructions: 2.43G)."""
+    return _scaled(value, (("G", 1e9), ("M", 1e6), ("k", 1e3)), "", "")
+
+
+def _scaled(value: float | None, prefixes: tuple[tuple[str, float], ...], space: str, bare: str) -> str:
+    if value is None:
+        return "-"
+    for unit, scale in prefixes:
+        if value >= scale:
+            return f"{value / scale:.3g}{space}{unit}"
+    return f"{value:.0f}{space}{bare}".rstrip()
+
