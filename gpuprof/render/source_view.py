@@ -9,6 +9,7 @@ their end ("…"), so `file:line` and the start of the text always show; `--wide
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import PurePath
 
 from rich.console import Console, RenderableType
@@ -120,7 +121,7 @@ def reasons_table(source: KernelSource, width: int | None) -> Table | None:
     where = ("warp cycles per issued instruction by state (WarpStateStats)" if source.warp_states
              else "share of the warp samples (SourceCounters)")
     return fitted_with_text(columns, rows, Column("what it means", 0, "left"), texts, width,
-                            title=f"stall reasons: {where}", min_text=CAUSE_WIDTH)
+                            title=f"stall reasons: {where}", min_text=CAUSE_WIDTH, fold=True)
 
 
 def remedies(source: KernelSource, n: int = 2) -> Text:
@@ -200,13 +201,17 @@ def _sass_row(s: SassInstruction, line_samples: int) -> list[str | Text]:
 
 
 def fitted_with_text(columns: list[Column], rows: list[list[str | Text]], text_column: Column, texts: list[str],
-                     width: int | None, *, title: str = "", caption: str = "", min_text: int = MIN_TEXT) -> Table:
-    """fitted_table with a last text column that fills the width left: shortened at its end to no
-    less than min_text characters before an optional column is dropped; whole when width is None."""
+                     width: int | None, *, title: str = "", caption: str = "", min_text: int = MIN_TEXT,
+                     fold: bool = False) -> Table:
+    """fitted_table with a last text column that fills the width left, no narrower than min_text
+    characters before an optional column is dropped; whole when width is None. Source code is
+    shortened at its end (its start names the line; --wide and the JSON hold it whole); prose
+    (fold) is folded onto more lines instead, never cut."""
     every = [*columns, text_column]
+    fit = _fold if fold else _clip
 
     def build(limit: int | None) -> Table:
-        cells = [[*row, _clip(text, limit)] for row, text in zip(rows, texts, strict=True)]
+        cells = [[*row, fit(text, limit)] for row, text in zip(rows, texts, strict=True)]
         return fitted_table(every, cells, width, title=title, caption=caption)
 
     if width is None:
@@ -214,7 +219,15 @@ def fitted_with_text(columns: list[Column], rows: list[list[str | Text]], text_c
     table = build(min_text)
     slack = width - natural_width(table)
     # The columns dropped at min_text stay dropped with the longer text: it only fills what is left.
+    # Prose too wide even then is folded narrower rather than cut by the terminal.
+    if slack < 0 and fold:
+        shown = min(min_text, max((len(t) for t in texts), default=0))  # the text's width in `table`
+        return build(max(shown + slack, 1))
     return build(min_text + slack) if slack > 0 else table
+
+
+def _fold(text: str, limit: int | None) -> str:
+    return text if limit is None or len(text) <= limit else "\n".join(textwrap.wrap(text, max(limit, 1)))
 
 
 def _clip(text: str, limit: int | None) -> str:

@@ -59,3 +59,13 @@ def test_sass_of_a_line_lists_its_most_sampled_instructions_in_address_order(run
     offsets = [int(line.split()[0], 16) for line in lines if line[:6].strip() and line.split()[0].isalnum()
                and len(line.split()[0]) == 4 and "FFMA" in line]
     assert len(offsets) == 24 and offsets == sorted(offsets)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_stall_explanations_fold_and_are_never_cut(runs, width):
+    """The 'what it means' prose is advice: at 80 columns it folds onto a second line, never '…'."""
+    lines = view(runs["plain"], width)
+    cut = [line for line in lines if "…" in line and ".cu:" not in line]  # only source text may be shortened
+    assert cut == []
+    text = " ".join(" ".join(lines).split())
+    assert "too many global/local memory instructions queued (LSU full)" in text
