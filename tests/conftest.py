@@ -122,25 +122,11 @@ def build_clean():
     return build
 
 
-# Reports recorded on the H100 with the source embedded: full-set ones (scripts/record_where_fixtures.sh)
-# of the plain nvcc -lineinfo program (matmul_naive, matmul_tiled) and of gpuprof's matmul/warptile,
-# and the plain program under the argv `gpuprof ncu --source --` builds ("sections").
-WHERE_REPORTS = {
-    "plain": "ncu-2025.3.1__full_source__plain_matmul_lineinfo.ncu-rep.gz",
-    "warptile": "ncu-2025.3.1__full_source__matmul_warptile.ncu-rep.gz",
-    "sections": "ncu-2025.3.1__source_sections__plain_matmul_lineinfo.ncu-rep.gz",
-}
-
-
 @pytest.fixture(scope="session")
-def where_reports(tmp_path_factory) -> dict[str, Path]:
-    """The recorded reports with source, unzipped once per session: {"plain": path, "warptile": path, ...}."""
-    import gzip
-
+def where_reports() -> dict[str, Path]:
+    """The recorded reports with source, unzipped once per session (tests/ncu_full_reports.py):
+    {"plain": path, "warptile": path, "sections": path}."""
     pytest.importorskip("ncu_report")
-    folder = tmp_path_factory.mktemp("where_reports")
-    out = {}
-    for key, name in WHERE_REPORTS.items():
-        out[key] = folder / name.removesuffix(".gz")
-        out[key].write_bytes(gzip.decompress((TESTS / "fixtures" / "tools" / name).read_bytes()))
-    return out
+    from tests.ncu_full_reports import WHERE_REPORTS, report_path
+
+    return {key: report_path(name, prefix) for key, (prefix, name) in WHERE_REPORTS.items()}

@@ -21,6 +21,11 @@ FULL = "ncu-2025.3.1__full_source__"
 FULL_CSV = "ncu-2025.3.1__full_source_raw__"
 DEFAULT = "ncu-2025.3.1__default_levels__"
 REPORTS = ("plain_matmul_lineinfo", "matmul_warptile")
+SECTIONS = "ncu-2025.3.1__source_sections__"
+# The conftest's `where_reports`, by key: (prefix, name). "sections": the plain program under the
+# argv `gpuprof ncu --source --` builds.
+WHERE_REPORTS = {"plain": (FULL, "plain_matmul_lineinfo"), "warptile": (FULL, "matmul_warptile"),
+                 "sections": (SECTIONS, "plain_matmul_lineinfo")}
 
 
 def _have_ncu_report() -> bool:
@@ -32,7 +37,7 @@ def _have_ncu_report() -> bool:
 
 
 requires_ncu_report = pytest.mark.skipif(not _have_ncu_report(),
-                                         reason="ncu_report not installed (the test extra installs it)")
+                                         reason="ncu_report not installed (a gpuprof dependency on x86-64 Linux)")
 
 
 @cache

@@ -16,7 +16,8 @@ from gpuprof.commands.ncu import rows_by_variant
 from gpuprof.parsers.ncu_metrics import NcuKernelRow
 from gpuprof.tools import _proc
 from gpuprof.tools import ncu as ncu_tool
-from tests.cli.test_ncu_success import RecordedNcu, recorded, requires_ncu_report
+from tests.cli.test_ncu_success import RecordedNcu, recorded
+from tests.ncu_full_reports import requires_ncu_report
 
 SINGLE_READER = ncu_tool.read_report_isolated
 

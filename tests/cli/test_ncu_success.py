@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from gpuprof.cli import app
 from gpuprof.parsers import ncu_rep
 from gpuprof.tools import _proc
+from tests.ncu_full_reports import requires_ncu_report
 
 TOOLS = Path(__file__).resolve().parent.parent / "fixtures" / "tools"
 # The newest ncu whose reports are recorded (scripts/record_fixtures.sh adds a release beside the old).
@@ -65,16 +66,6 @@ def fake_ncu(monkeypatch):
     return install
 
 
-def _have_ncu_report() -> bool:
-    try:
-        import ncu_report  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-requires_ncu_report = pytest.mark.skipif(not _have_ncu_report(),
-                                         reason="ncu_report not installed (a gpuprof dependency on x86-64 Linux)")
 
 
 @requires_ncu_report

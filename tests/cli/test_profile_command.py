@@ -17,19 +17,13 @@ from gpuprof.commands import profile as core
 from gpuprof.errors import EnvironmentProblem
 from gpuprof.parsers.nsys_stats import NsysKernelSummary
 from gpuprof.tools import _proc
+from tests.ncu_full_reports import requires_ncu_report
 
 TOOLS = Path(__file__).resolve().parent.parent / "fixtures" / "tools"
 TRACE = TOOLS / "torch-2.11.0__vecadd-torch.trace.json"
 REPORT = TOOLS / "ncu-2025.3.1__launch_vecadd_torch.ncu-rep"
 REAL_RUN = _proc.run
 
-
-def _have_ncu_report() -> bool:
-    try:
-        import ncu_report  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 class Machine:
@@ -87,7 +81,7 @@ def test_kernel_regex_matches_bare_function_names():
     assert regex == "^(sm90_xmma_gemm_x|vectorized_elementwise_kernel)$"
 
 
-@pytest.mark.skipif(not _have_ncu_report(), reason="ncu_report not installed (the test extra installs it)")
+@requires_ncu_report
 def test_profile_timeline_then_ncu_on_the_top_kernels(machine, tmp_path):
     m = machine(Machine())
     out_json = tmp_path / "p.json"
@@ -127,6 +121,7 @@ def test_profile_needs_a_command(tmp_path):
     assert result.exit_code == 2 and "--cover" in result.output
 
 
+@requires_ncu_report
 def test_wide_prints_every_table_at_its_own_width(machine, tmp_path, monkeypatch):
     """--wide at 100 columns: the tables print whole (full kernel names, no header cut to 'lau…'),
     wider than the terminal, as `ncu --wide` does."""

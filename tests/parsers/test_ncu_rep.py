@@ -13,6 +13,7 @@ from gpuprof.parsers import ncu_rep
 from gpuprof.parsers.ncu_csv import parse_details_csv
 from gpuprof.tools import _proc
 from gpuprof.tools.ncu import read_report_isolated
+from tests.ncu_full_reports import requires_ncu_report
 
 from .conftest import FIXTURES
 
@@ -20,17 +21,6 @@ REPORT = FIXTURES / "cupy-h100" / "vecadd_cupy.ncu-rep"
 DETAILS = FIXTURES / "cupy-h100" / "vecadd_cupy_details.csv"
 
 
-def _have_ncu_report() -> bool:
-    try:
-        import ncu_report  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-requires_ncu_report = pytest.mark.skipif(
-    not _have_ncu_report(), reason="ncu_report not installed: pip install ncu-report"
-)
 
 
 def test_missing_module_gives_an_import_error_with_the_fix(monkeypatch):
