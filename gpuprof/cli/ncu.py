@@ -39,7 +39,10 @@ def ncu(
              "clocks).")] = "none",
     section: Annotated[list[str] | None, typer.Option(
         "--section", help="ncu section to collect (repeatable); replaces the default set.")] = None,
-    set_name: Annotated[str | None, typer.Option("--set", help="ncu section set, e.g. full.")] = None,
+    set_name: Annotated[str | None, typer.Option(
+        "--set", help="What to collect: 'basic' (the default sections), 'why' (= --source: + stall reasons and "
+                      "source lines), 'full' (ncu's full set + source); the replay passes each costs are printed "
+                      "first. Any other name is passed to ncu as its own --set.")] = None,
     metrics: Annotated[str | None, typer.Option("--metrics", help="Extra comma-separated ncu metrics.")] = None,
     kernel: Annotated[str | None, typer.Option(
         "--kernel", help="With '-- COMMAND': profile kernels whose name matches this regex.")] = None,
@@ -87,6 +90,8 @@ def ncu(
 
       gpuprof ncu matmul --variants naive,smem_tiled,cublas --plot roofline.png
 
+      gpuprof ncu matmul -v warptile,cublas --set why  (+ stall reasons and the hottest source lines)
+
       gpuprof ncu -- python my_script.py            (every kernel of any program)
 
       gpuprof ncu --kernel 'gemm' -- python train.py
@@ -117,13 +122,14 @@ def ncu(
             launch_count=launch_count, launches_per_kernel=per_kernel, ncu=ncu_path, source=source,
             ladder=ladder)
         console = human_console(target)
-        if source and import_path is None:
-            from gpuprof.commands.ncu_source import cost_note
+        from gpuprof.commands.ncu_source import collection_note
 
-            console.print(f"[dim]{escape(cost_note(request))}[/]")
+        if (note := collection_note(request)) is not None:
+            console.print(f"[dim]{escape(note)}[/]")
+        source = request.shows_source
         run = core.execute(request, lambda step: console.print(f"[dim]ncu: profiling {escape(step.variant)}[/]"))
         rungs = core.ladder(run, request) if ladder else None
-        write_json({"schema": "gpuprof.ncu", "run": run, **({"ladder": rungs} if rungs is not None else {})}, target)
+        write_json({"schema": "gpuprof.ncu", "schema_version": core.JSON_VERSION, "run": run, **({"ladder": rungs} if rungs is not None else {})}, target)
         _show(run, plot, target, per_launch=per_launch or run.family is not None, wide=wide,
               source=(source_lines, sass) if source else None, rungs=rungs)
 
@@ -174,6 +180,10 @@ def _show(run: NcuRun, plot: Path | None, target, per_launch: bool, wide: bool =
         from gpuprof.render.ladder_view import print_ladder
 
         print_ladder(console, rungs, wide, title=f"{run.family} ladder")
+    passes = sorted({row.replay_passes for row in rows if row.replay_passes is not None})
+    if passes:
+        times = str(passes[0]) if len(passes) == 1 else f"{passes[0]}–{passes[-1]}"
+        console.print(f"[dim]ncu replayed each profiled launch {times} times to collect its metrics[/]")
     reports = list(dict.fromkeys(str(r.report) for r in run.results if r.report))
     if reports:
         console.print(f"reports: {', '.join(reports)}", soft_wrap=True)

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from gpuprof.analysis.ladder import Rung
 
 DEFAULT_OUT = Path("gpuprof-ncu")
+# The --json document's version (docs/ncu-json.md): 2 added every launch's sections and replay passes.
+JSON_VERSION = 2
 WARMUP_LAUNCHES = 2  # outside the NVTX ranges: ncu profiles only the launch after them
 BATCH_TIMEOUT_PER_VARIANT_S = 120.0
 # A whole program: the first launch of each kernel launch configuration (docs/tools.md, "ncu: launch
@@ -60,15 +62,29 @@ class NcuRequest:
     source: bool = False  # --source: per-line stalls and memory (commands.ncu_source)
     ladder: bool = False  # --ladder: the family's hand-written variants in manifest order, the vendor ones last
 
+    @property
+    def preset(self) -> ncu_tool.Preset | None:
+        """gpuprof's --set (basic, why, full); None for no --set or one of ncu's own set names."""
+        return ncu_tool.PRESETS.get(self.set_name or "")
+
+    @property
+    def shows_source(self) -> bool:
+        """Per-line data is collected and shown: --source, or a preset that includes it."""
+        return self.source or (self.preset is not None and self.preset.source)
+
     def ncu_options(self) -> ncu_tool.NcuOptions:
         """ncu's options (an unknown --clock-control is a UsageError here), without the launch filter."""
-        sections = self.sections or (() if self.set_name else ncu_tool.SECTIONS)
-        if self.source:
+        preset = self.preset
+        if preset is not None:
+            sections, ncu_set = self.sections or preset.sections, preset.ncu_set
+        else:
+            sections, ncu_set = self.sections or (() if self.set_name else ncu_tool.SECTIONS), self.set_name
+        if self.shows_source:  # a set may lack them (ncu's 'full' has them: then they are named twice, harmlessly)
             sections += tuple(s for s in ncu_tool.SOURCE_SECTIONS if s not in sections)
         return ncu_tool.NcuOptions(
             clock_control=self.clock_control, sections=sections,
-            metrics=ncu_tool.METRICS + self.extra_metrics, set_name=self.set_name,
-            nvtx_include=self.nvtx_include, kernel_regex=self.kernel_regex, import_source=self.source)
+            metrics=ncu_tool.METRICS + self.extra_metrics, set_name=ncu_set,
+            nvtx_include=self.nvtx_include, kernel_regex=self.kernel_regex, import_source=self.shows_source)
 
     def launch_filter(self) -> dict[str, Any]:
         """NcuOptions' launch filter: a global --launch-count wins; else the first N of each kernel."""
@@ -83,7 +99,7 @@ def execute(request: NcuRequest, progress: ProgressFn | None = None) -> NcuRun:
     """Check the request, then profile the family's variants or the program, or read the report;
     with `source`, each result also carries its kernels' per-line data."""
     run = _profile_or_import(request, progress)
-    if not request.source:
+    if not request.shows_source:
         return run
     from gpuprof.commands.ncu_source import with_sources
 

@@ -20,6 +20,21 @@ from gpuprof.variants.catalog import kernels_root
 from gpuprof.variants.nvrtc import display_path
 
 
+def collection_note(request: NcuRequest) -> str | None:
+    """What ncu will collect beyond gpuprof's defaults and what it costs, said before profiling;
+    None for the defaults or a saved report."""
+    if request.target.import_path is not None:
+        return None
+    preset = request.preset
+    if preset is None:
+        return cost_note(request) if request.shows_source else None
+    options = request.ncu_options()
+    what = f"ncu's set '{options.set_name}'" if options.set_name else f"sections {', '.join(options.sections)}"
+    source = " and the kernels' source (--import-source yes)" if preset.source else ""
+    return (f"ncu --set {request.set_name} ({preset.gives}): {what}{source} beside gpuprof's metrics; "
+            f"{preset.h100_passes} replay passes of every profiled launch on an H100 with ncu 2025.3.1")
+
+
 def cost_note(request: NcuRequest) -> str:
     """What --source makes ncu collect, said before profiling."""
     before = replace(request, source=False).ncu_options().sections

@@ -32,6 +32,16 @@ class NcuAdvice:
 
 
 @dataclass(frozen=True)
+class NcuSection:
+    """One ncu section of a profiled launch: its identifier (what `--section` takes), its title and
+    the metrics it shows (header first, then body); their values are in NcuKernelRow.metrics."""
+
+    identifier: str
+    name: str
+    metrics: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class NcuKernelRow:
     """One profiled kernel launch. Numbers are in base units (ns, byte, hz); None = not in the report."""
 
@@ -78,6 +88,8 @@ class NcuKernelRow:
     peak_fp64_flops: float | None = None
     peak_dram_bytes_per_s: float | None = None
     roofline_levels: RooflineLevels | None = None  # per memory level and precision; None: not in the report
+    replay_passes: int | None = None  # profiler__replayer_passes: how many times ncu ran this launch
+    sections: tuple[NcuSection, ...] = ()  # the sections collected, as ncu groups their metrics (.ncu-rep only)
     metrics: dict[str, float | str] = field(default_factory=dict, repr=False, hash=False)
     units: dict[str, str] = field(default_factory=dict, repr=False, hash=False)
     advice: tuple[NcuAdvice, ...] = field(default=(), repr=False)
@@ -211,6 +223,11 @@ def _opt_int(cell: str | None, where: str, path: str | Path | None) -> int | Non
     return None if cell is None or cell.strip() in _ABSENT else _int(cell, where, path)
 
 
+def _opt_count(value: float | None) -> int | None:
+    """A count ncu reports as a float; None when absent or not a whole non-negative number."""
+    return int(value) if value is not None and value >= 0 and value == int(value) else None
+
+
 def _dims(cell: str | None, where: str, path: str | Path | None) -> tuple[int, int, int] | None:
     if cell is None or cell.strip() in _ABSENT:
         return None
@@ -332,6 +349,7 @@ def row_from_metrics(
         grid=grid,
         nvtx_ranges=nvtx,
         duration_ns=m.num("gpu__time_duration.sum"),
+        replay_passes=_opt_count(m.num("profiler__replayer_passes")),
         sm_throughput_pct=m.num("sm__throughput.avg.pct_of_peak_sustained_elapsed"),
         memory_throughput_pct=m.num("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"),
         dram_throughput_pct=m.num(

@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 import re
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from gpuprof.errors import ParseError
 from gpuprof.parsers.ncu_levels import RooflineLevels
-from gpuprof.parsers.ncu_metrics import NcuAdvice, NcuKernelRow, row_from_metrics, to_base_unit
+from gpuprof.parsers.ncu_metrics import NcuAdvice, NcuKernelRow, NcuSection, row_from_metrics, to_base_unit
 
 
 class NcuReportUnavailable(ImportError):
@@ -113,7 +113,19 @@ def _action_row(ncu_report: ModuleType, action: Any, index: int, path: str | Pat
         # Same text the CSV column carries, so row_from_metrics treats both paths alike.
         ident["thread Domain:Push/Pop_Range"] = " ".join(f'"{d}:{n}:none:none:none:none:none:none"' for d, n in ranges)
     advice = tuple(_advice(index, r) for r in action.rule_results_as_dicts() if isinstance(r, dict))
-    return row_from_metrics(ident, metrics, units, advice, where, path)
+    row = row_from_metrics(ident, metrics, units, advice, where, path)
+    return replace(row, sections=_sections(action))
+
+
+def _sections(action: Any) -> tuple[NcuSection, ...]:
+    """The sections as ncu groups them, each with the metrics it shows (values stay in the row's
+    metrics: a metric shown by two sections is stored once)."""
+    out = []
+    for section in action.sections():
+        shown = [m.name() for m in (*section.header_metrics(), *section.body_metrics()) if m is not None]
+        out.append(NcuSection(str(section.identifier()), str(section.name()),
+                              tuple(dict.fromkeys(n for n in shown if isinstance(n, str)))))
+    return tuple(out)
 
 
 def _int_text(value: float | str | None) -> str:
@@ -179,6 +191,8 @@ def rows_from_json(text: str) -> list[NcuKernelRow]:
         for key in ("block", "grid"):
             d[key] = None if d[key] is None else tuple(d[key])
         d["nvtx_ranges"] = tuple(d["nvtx_ranges"])
+        d["sections"] = tuple(NcuSection(s["identifier"], s["name"], tuple(s["metrics"]))
+                              for s in d.get("sections", ()))
         if d.get("roofline_levels") is not None:
             d["roofline_levels"] = RooflineLevels(**d["roofline_levels"])
         out.append(NcuKernelRow(**d))

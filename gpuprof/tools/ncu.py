@@ -60,6 +60,26 @@ METRICS = (
 # kernel's warp-state breakdown (WarpStateStats), and the source text itself (--import-source yes),
 # so a report shows its lines on any machine. Each section costs replay passes of every profiled launch.
 SOURCE_SECTIONS = ("SourceCounters", "WarpStateStats")
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A `--set` of gpuprof's: what ncu collects beside METRICS, and what that cost on the H100."""
+
+    sections: tuple[str, ...]
+    ncu_set: str | None  # ncu's own --set, when the preset is one
+    source: bool  # --import-source yes, and the per-line view
+    h100_passes: int  # profiler__replayer_passes per launch, measured (docs/ncu-json.md, "Presets")
+    gives: str
+
+
+# Pass counts measured on the H100 with ncu 2025.3.1 (tests/fixtures/tools/ncu-2025.3.1__*_lineinfo*):
+# they grow with the sections, not with the kernel.
+PRESETS = {
+    "basic": Preset(SECTIONS, None, False, 19, "the summary, advice and the L1/L2/DRAM roofline"),
+    "why": Preset(SECTIONS + SOURCE_SECTIONS, None, True, 27, "basic + stall reasons and the hottest source lines"),
+    "full": Preset((), "full", True, 38, "ncu's full set (every section) + the source lines"),
+}
 CLOCK_CONTROLS = ("none", "base")
 PROFILE_TIMEOUT_S = 600.0
 IMPORT_TIMEOUT_S = 120.0
