@@ -129,7 +129,8 @@ def ncu(
         source = request.shows_source
         run = core.execute(request, lambda step: console.print(f"[dim]ncu: profiling {escape(step.variant)}[/]"))
         rungs = core.ladder(run, request) if ladder else None
-        write_json({"schema": "gpuprof.ncu", "schema_version": core.JSON_VERSION, "run": run, **({"ladder": rungs} if rungs is not None else {})}, target)
+        write_json({"schema": "gpuprof.ncu", "schema_version": core.JSON_VERSION, "run": run,
+                    **({"ladder": rungs} if rungs is not None else {})}, target)
         _show(run, plot, target, per_launch=per_launch or run.family is not None, wide=wide,
               source=(source_lines, sass) if source else None, rungs=rungs)
 
