@@ -12,6 +12,17 @@ L2 flush, the stream hold and the events surround exactly the callable's work.
 After timing, the callable is audited (gpuprof/measure/integrity.py): when its work ran on another
 stream than the timing stream (torch.cuda.default_stream(), a stream of its own), the events timed
 nothing, so the result's status is "impossible", its reasons say why, and it has no rate.
+
+A callable is opaque: gpuprof cannot know which arrays it reads or what it should write. Give it
+two hooks and it is checked as `gpuprof run` checks a variant, on values no launch has seen:
+
+    def refresh():  x[...] = cp.random.random(x.shape, dtype=x.dtype)   # new values, same arrays
+    def verify():   assert cp.allclose(y, x * 2)                          # y right for the current x
+    result = gp.benchmark(lambda: double(x, y), refresh=refresh, verify=verify, bytes=8 * x.size)
+
+fn() runs once and is verified; the inputs are refreshed and fn is timed; the last timed output is
+verified; the inputs are refreshed again and one more fn() is verified. A verify that raises makes
+the status "wrong" (a callable that replays a result it computed for earlier inputs fails there).
 """
 
 from __future__ import annotations
@@ -22,9 +33,10 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from gpuprof.analysis import derive
+from gpuprof.errors import UsageError
 from gpuprof.gpu import cupy, device_info
 from gpuprof.measure import device_ceilings, integrity, timing
-from gpuprof.results import IMPOSSIBLE, OK, CheckResult, Row, Timing
+from gpuprof.results import IMPOSSIBLE, OK, WRONG, CheckResult, Row, Timing
 
 
 @dataclass(frozen=True)
@@ -33,7 +45,7 @@ class BenchResult:
     timing: Timing
     flop: float | None = None
     bytes: float | None = None
-    status: str = OK  # IMPOSSIBLE when the audit found the timing cannot be the callable's work
+    status: str = OK  # IMPOSSIBLE: the timing cannot be the callable's work; WRONG: verify failed
     reasons: tuple[str, ...] = ()
 
     @property
@@ -84,20 +96,82 @@ def on_stream(fn: Callable[[], Any]) -> timing.Launch:
 
 def benchmark(fn: Callable[[], Any], *, mode: str = "cold", min_samples: int = 10, max_time_s: float = 2.0,
               target_spread: float = 0.005, flop: float | None = None, bytes: float | None = None,
-              label: str | None = None, discard_throttled: bool = False, precision: str = "fp32") -> BenchResult:
+              label: str | None = None, discard_throttled: bool = False, precision: str = "fp32",
+              refresh: Callable[[], Any] | None = None, verify: Callable[[], Any] | None = None) -> BenchResult:
     """Time fn() like `gpuprof run` times a variant: warm-up, then samples until the spread is
-    small; then audit that its work ran on the timed stream (status IMPOSSIBLE when not)."""
+    small; then audit that its work ran on the timed stream (status IMPOSSIBLE when not). With
+    verify (and refresh), also checked before and after timing on new input values (status WRONG)."""
+    if refresh is not None and verify is None:
+        raise UsageError("benchmark(refresh=...) needs verify=...: new input values are only useful to a check")
     cupy()
     policy = timing.TimingPolicy(mode=mode, min_samples=min_samples, max_time_s=max_time_s,
                                  target_spread=target_spread, discard_throttled=discard_throttled)
     harness = timing.shared_harness()
     launch = on_stream(fn)
-    result = timing.measure(launch, harness, policy)
     name = label or str(getattr(fn, "__name__", "callable"))
+    checks = _Checks(launch, harness, refresh, verify)
+    wrong = checks.before_timing()
+    if wrong:  # not timed, as `gpuprof run` times no wrong variant
+        return BenchResult(name, Timing(mode, [], "not timed: wrong", None), flop, bytes, WRONG, (wrong,))
+    result = timing.measure(launch, harness, policy)
+    wrong = checks.after_timing()
+    if wrong:
+        return BenchResult(name, result, flop, bytes, WRONG, (wrong,))
     elsewhere = integrity.off_stream(launch, harness) or below_floor(result, flop, bytes, precision)
     if elsewhere:
         return BenchResult(name, result, flop, bytes, IMPOSSIBLE, (elsewhere,))
     return BenchResult(name, result, flop, bytes)
+
+
+@dataclass(frozen=True)
+class _Checks:
+    """The user's refresh/verify hooks around timing (measure/check.py does the same for a family)."""
+
+    launch: timing.Launch
+    harness: Any  # timing.Harness: its stream is the timed one
+    refresh: Callable[[], Any] | None
+    verify: Callable[[], Any] | None
+
+    def before_timing(self) -> str | None:
+        if self.verify is None:
+            return None
+        wrong = self._launch_and_verify("on the first launch")
+        if wrong is None and self.refresh is not None:
+            self._refresh()
+        return wrong
+
+    def after_timing(self) -> str | None:
+        if self.verify is None:
+            return None
+        self._settle()
+        wrong = self._verified("after the last timed launch")
+        if wrong is None and self.refresh is not None:
+            self._refresh()
+            wrong = self._launch_and_verify("on new input values after timing (does it reuse an earlier result?)")
+        return wrong
+
+    def _launch_and_verify(self, when: str) -> str | None:
+        self.launch(self.harness.stream)
+        self._settle()
+        return self._verified(when)
+
+    def _verified(self, when: str) -> str | None:
+        assert self.verify is not None
+        try:
+            self.verify()
+        except Exception as exc:  # noqa: BLE001 - any failure of the user's check is its verdict
+            detail = " ".join(str(exc).split())[:200] or type(exc).__name__
+            return f"verify failed {when}: {detail}"
+        return None
+
+    def _refresh(self) -> None:
+        assert self.refresh is not None
+        self.refresh()
+        cupy().cuda.Device().synchronize()  # new values written on whichever stream was current
+
+    def _settle(self) -> None:
+        self.harness.stream.synchronize()
+        cupy().cuda.Device().synchronize()
 
 
 def below_floor(result: Timing, flop: float | None, bytes: float | None, precision: str) -> str | None:

@@ -14,7 +14,14 @@ from gpuprof.errors import EnvironmentProblem, UsageError
 from gpuprof.families.interface import FamilyHost
 from gpuprof.gpu import cupy, device_info
 from gpuprof.measure import device_ceilings, integrity, isolation, timing
-from gpuprof.measure.check import Prepared, check_variant, recheck_after_timing, repoison
+from gpuprof.measure.check import (
+    Prepared,
+    check_on_new_values,
+    check_variant,
+    recheck_after_timing,
+    refresh_inputs,
+    repoison,
+)
 from gpuprof.progress import Progress, ProgressFn
 from gpuprof.results import FAULT, IMPOSSIBLE, OK, SKIPPED, TIMEOUT, WRONG, CheckResult, Results, Row
 from gpuprof.variants import catalog
@@ -142,7 +149,7 @@ def run_variant(family: Family, variant: Variant, size: dict[str, int], policy: 
                                             harness.stream, family.inplace, family.check_launches)
         if row.check.status == OK and not check_only:
             emit("time")
-            repoison(host, prepared)  # the timed launches start from an unwritten output
+            refresh_inputs(host, prepared)  # values no launch has seen, and an unwritten output
             launch = launch_for(prepared.inputs, prepared.out, prepared.size)
             row.timing = timing.measure(launch, harness, policy, host_synchronous=host_synchronous(variant))
             emit("verify")
@@ -170,6 +177,8 @@ def audit_timed_launches(check: CheckResult, host: FamilyHost, prepared: Prepare
     one kernel launched by gpuprof on the timed stream cannot, and the timing audit covers it).
     held=False: a host-synchronous unit, whose copies cannot be queued behind a held stream."""
     wrong = recheck_after_timing(host, prepared, harness.stream, inplace)
+    if not wrong:
+        wrong = check_on_new_values(host, prepared, launch, harness.stream)
     if not wrong:
         skipped = integrity.skips_when_written(launch, lambda: repoison(host, prepared), harness, held=held)
         wrong = [skipped] if skipped else []

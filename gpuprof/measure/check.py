@@ -12,7 +12,13 @@ The reference is computed from a copy of the inputs taken before the first launc
 are compared with that copy after the last: a kernel that changes its inputs (say, zeroes them and
 writes zeros) cannot pass against its own mutation. After timing, the output of the last timed
 launch is checked again (recheck_after_timing), so a kernel that only works on its first calls is
-caught there too."""
+caught there too.
+
+Between the check and the timed launches, and again after timing, the inputs get new random values
+in the same arrays (refresh_inputs): a kernel that remembers what it computed for its buffers (a
+cache keyed on their addresses, filled on its first launch) returns the old result for the new
+values, and the launch on the values refreshed after timing (check_on_new_values) is judged against
+a reference of those values. New buffers with new values are what each check size already gets."""
 
 from __future__ import annotations
 
@@ -80,6 +86,34 @@ def settle(stream: Any) -> None:
 def repoison(host: FamilyHost, prepared: Prepared) -> None:
     """Fill the output with the family's poison again, so timing starts from an unwritten output."""
     poison_output(host, prepared.out, prepared.size)
+
+
+def refresh_inputs(host: FamilyHost, prepared: Prepared) -> None:
+    """New random values into the same input arrays (the launch closure holds them, and a cache keyed
+    on their addresses must see the same pointers), the pristine copy taken again, the output
+    poisoned. The old pristine copy is dropped first: at most one extra set of inputs is alive."""
+    prepared.pristine = {}
+    fresh = host.make_inputs(prepared.size, secrets.randbits(63))
+    cupy().cuda.Device().synchronize()  # made on the default stream
+    for name, value in fresh.items():
+        if name in prepared.inputs and hasattr(value, "copy"):
+            prepared.inputs[name][...] = value
+    del fresh
+    prepared.pristine = snapshot(prepared.inputs)
+    poison_output(host, prepared.out, prepared.size)
+
+
+def check_on_new_values(host: FamilyHost, prepared: Prepared, launch: Callable[[Any], None],
+                        stream: Any) -> list[str]:
+    """After timing: the inputs refreshed in place, one more launch, judged against a reference of the
+    new values. A kernel that replays results it computed before (keyed on its buffers) is WRONG here."""
+    refresh_inputs(host, prepared)
+    launch(stream)
+    settle(stream)
+    label = size_label(prepared.size)
+    _err, why = judge(host, prepared.out, prepared.pristine, prepared.size, prepared.tolerance, label)
+    return [f"wrong on new input values in the same buffers after timing: {reason.removeprefix(label + ': ')} "
+            "(does it reuse a result computed for earlier inputs?)" for reason in why]
 
 
 def poison_output(host: FamilyHost, out: Any, size: dict[str, int]) -> None:
@@ -190,8 +224,8 @@ def recheck_after_timing(host: FamilyHost, prepared: Prepared, stream: Any, inpl
     settle(stream)
     label = size_label(prepared.size)
     _err, why = judge(host, prepared.out, prepared.pristine, prepared.size, prepared.tolerance, label)
-    reasons = [f"result changed while timed: {reason.removeprefix(label + ': ')} after the last timed launch"
-               for reason in why]
+    reasons = [f"result changed while timed: {reason.removeprefix(label + ': ')} after the last timed launch, "
+               "on new input values in the same buffers" for reason in why]
     if not inplace:
         changed = changed_inputs(prepared.inputs, prepared.pristine)
         if changed:

@@ -146,7 +146,9 @@ def footer(table: RunTable, ceilings: Ceilings | None) -> list[str]:
         (f"speedups = ratio of rates (= time ratio at equal sizes) vs {baseline or 'no baseline'} and vs "
          f"{vendor or 'no vendor'} measured in this same run; rows that are not OK get none."),
         ("check: max |out-ref| / max(|ref|, rms(ref)) against a float64 reference, fresh random inputs, "
-         "outputs poisoned with NaN, at every check size and the benchmark size."),
+         "outputs poisoned with NaN, at every check size and the benchmark size; timed on new input values "
+         "in the same buffers, then checked again: the last timed output, and one launch on values "
+         "refreshed once more."),
     ]
     short = [r.variant for r in table.rows if r.timing and r.timing.summary and r.timing.summary.median_s < 20e-6]
     if short and mode in ("cold", "hot"):

@@ -31,6 +31,7 @@ PLANTED = {
     "lost_block_atomic": ((results.WRONG,), "tolerance"),  # needs issue 12 item 2's tolerances
     "lost_tile": ((results.WRONG,), "tolerance"),  # likewise
     "off_by_one_edge": ((results.WRONG,), "tolerance"),
+    "memo_tiles": ((results.WRONG,), "on new input values in the same buffers"),
 }
 
 
@@ -154,6 +155,56 @@ def test_pytest_fixture_fails_a_side_stream_benchmark_and_records_it(pytester, t
     result.stdout.fnmatch_lines(["*another stream than the one timed*"])
     (row,) = results.load(out).rows
     assert row.check.status == results.IMPOSSIBLE
+
+
+def test_api_benchmark_catches_a_callable_that_replays_an_earlier_result():
+    import cupy as cp
+
+    from gpuprof.api import benchmark
+
+    n = 1 << 24
+    x, y = cp.random.random(n, dtype=cp.float32), cp.empty(n, dtype=cp.float32)
+    remembered: dict[int, bool] = {}
+
+    def memo_double():  # computes once per buffer, then trusts the buffer's address
+        if not remembered.get(x.data.ptr):
+            cp.multiply(x, 2, out=y)
+            remembered[x.data.ptr] = True
+
+    def refresh():
+        x[...] = cp.random.random(n, dtype=cp.float32)
+
+    def verify():
+        assert bool(cp.allclose(y, x * 2)), "y != 2x"
+
+    bad = benchmark(memo_double, refresh=refresh, verify=verify, bytes=8.0 * n, max_time_s=0.3)
+    assert bad.status == results.WRONG and bad.rate is None
+    assert bad.reasons[0].startswith("verify failed after the last timed launch") and "y != 2x" in bad.reasons[0]
+    good = benchmark(lambda: cp.multiply(x, 2, out=y), refresh=refresh, verify=verify, bytes=8.0 * n, max_time_s=0.3)
+    assert good.ok and good.rate is not None
+    wrong = benchmark(lambda: cp.multiply(x, 3, out=y), refresh=refresh, verify=verify, max_time_s=0.3)
+    assert wrong.status == results.WRONG and "on the first launch" in wrong.reasons[0] and not wrong.timing.samples_s
+
+
+def test_pytest_fixture_fails_a_callable_that_replays_an_earlier_result(pytester):
+    pytester.makepyfile(test_memo="""
+        import cupy as cp
+        def test_memo(gpuprof_bench):
+            x, y = cp.random.random(1 << 20, dtype=cp.float32), cp.empty(1 << 20, dtype=cp.float32)
+            done = []
+            def memo():
+                if not done:
+                    cp.multiply(x, 2, out=y)
+                    done.append(1)
+            def refresh():
+                x[...] = cp.random.random(x.size, dtype=cp.float32)
+            def verify():
+                assert bool(cp.allclose(y, x * 2)), "stale y"
+            gpuprof_bench(memo, refresh=refresh, verify=verify, max_time_s=0.2)
+    """)
+    result = pytester.runpytest_subprocess("-p", "no:gpuprof", "-p", "gpuprof.pytest_plugin")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*timing is wrong*stale y*"])
 
 
 @pytest.mark.parametrize("family", catalog.family_names())

@@ -83,8 +83,9 @@ def run_check(launch_for, inplace=False, sizes=SIZES, launches=None, module=Veca
 
 
 def time_it(prepared, launch_for, launches=5):
-    """What run_variant does around timing: re-poison, then the timed launches on the same buffers."""
-    check.repoison(FamilyHost(VecaddModule), prepared)
+    """What run_variant does around timing: new input values and a poisoned output, then the timed
+    launches on the same buffers."""
+    check.refresh_inputs(FamilyHost(VecaddModule), prepared)
     launch = launch_for(prepared.inputs, prepared.out, prepared.size)
     for _ in range(launches):
         launch(FakeStream())
@@ -128,6 +129,62 @@ def test_a_changed_input_is_seen_bitwise_and_nan_equals_itself(fake_cupy):
     b[1] = -1.0
     assert check.changed_inputs({"a": b}, {"a": a}) == ["a"]
     assert check.changed_inputs({"a": a.astype(np.float64)}, {"a": a}) == ["a"]
+
+
+# ---------------------------------------------------------------- new values in the same buffers
+
+
+def memo_kernel(inputs, out, size):
+    """tests/kernels/adversarial/memo_tiles.cu in numpy: right on its first launch for a pair of
+    buffers, then copies what it remembered for those buffers (keyed by identity, as the kernel keys
+    by address) instead of computing."""
+    remembered: dict[tuple, np.ndarray] = MEMO.setdefault("cache", {})
+    key = (id(inputs["a"]), id(inputs["b"]), inputs["a"].shape)  # the shape too, as the kernel keys on M, N, K
+
+    def launch(stream):
+        if key in remembered:
+            out[...] = remembered[key]
+        else:
+            np.add(inputs["a"], inputs["b"], out=out)
+            remembered[key] = out.copy()
+
+    return launch
+
+
+MEMO: dict = {}
+
+
+def test_refreshed_inputs_are_new_values_in_the_same_arrays_and_the_output_is_poisoned(fake_cupy):
+    _, prepared = run_check(honest)
+    arrays = {name: id(a) for name, a in prepared.inputs.items()}
+    before = {name: a.copy() for name, a in prepared.inputs.items()}
+    prepared.out[...] = 1.0
+    check.refresh_inputs(FamilyHost(VecaddModule), prepared)
+    assert {name: id(a) for name, a in prepared.inputs.items()} == arrays  # a cache keyed on them still hits
+    assert all(not np.array_equal(before[n], prepared.inputs[n]) for n in before)
+    assert all(np.array_equal(prepared.pristine[n], prepared.inputs[n]) for n in before)  # the reference's copy
+    assert np.isnan(prepared.out).all()
+
+
+def test_a_kernel_that_replays_results_for_its_buffers_passes_the_check_but_not_new_values(fake_cupy):
+    MEMO.clear()
+    result, prepared = run_check(memo_kernel)
+    assert result.status == OK  # every check launch of a size saw the same values
+    # The values refreshed before timing show it: the timed launches replayed the check's result.
+    [timed] = time_it(prepared, memo_kernel)
+    assert timed.startswith("result changed while timed: error") and "on new input values in the same buffers" in timed
+    # And so do the values refreshed after timing, on their own.
+    launch = memo_kernel(prepared.inputs, prepared.out, prepared.size)
+    reasons = check.check_on_new_values(FamilyHost(VecaddModule), prepared, launch, FakeStream())
+    assert len(reasons) == 1 and reasons[0].startswith("wrong on new input values in the same buffers after timing")
+    assert "reuse a result computed for earlier inputs" in reasons[0]
+
+
+def test_a_correct_kernel_is_right_on_new_values(fake_cupy):
+    _, prepared = run_check(honest)
+    assert time_it(prepared, honest) == []
+    launch = honest(prepared.inputs, prepared.out, prepared.size)
+    assert check.check_on_new_values(FamilyHost(VecaddModule), prepared, launch, FakeStream()) == []
 
 
 # ---------------------------------------------------------------- after timing
@@ -430,15 +487,17 @@ def test_the_skips_audit_times_behind_a_hold_unless_it_cannot(monkeypatch, held,
 # ---------------------------------------------------------------- run_variant's decision
 
 
-@pytest.mark.parametrize(("recheck", "skips", "elsewhere", "status", "reason"), [
-    ([], None, None, OK, None),
-    (["result changed while timed: x"], None, None, WRONG, "result changed while timed"),
-    ([], "does less work when its output already holds a result", None, WRONG, "does less work"),
-    ([], None, integrity.OFF_STREAM_REASON, IMPOSSIBLE, "another stream"),
-    (["result changed while timed: x"], None, integrity.OFF_STREAM_REASON, WRONG, "result changed"),
+@pytest.mark.parametrize(("recheck", "new_values", "skips", "elsewhere", "status", "reason"), [
+    ([], [], None, None, OK, None),
+    (["result changed while timed: x"], [], None, None, WRONG, "result changed while timed"),
+    ([], ["wrong on new input values: x"], None, None, WRONG, "wrong on new input values"),
+    ([], [], "does less work when its output already holds a result", None, WRONG, "does less work"),
+    ([], [], None, integrity.OFF_STREAM_REASON, IMPOSSIBLE, "another stream"),
+    (["result changed while timed: x"], [], None, integrity.OFF_STREAM_REASON, WRONG, "result changed"),
 ])
-def test_audit_timed_launches_sets_the_status(monkeypatch, recheck, skips, elsewhere, status, reason):
+def test_audit_timed_launches_sets_the_status(monkeypatch, recheck, new_values, skips, elsewhere, status, reason):
     monkeypatch.setattr(run_core, "recheck_after_timing", lambda *a: list(recheck))
+    monkeypatch.setattr(run_core, "check_on_new_values", lambda *a: list(new_values))
     monkeypatch.setattr(run_core.integrity, "skips_when_written", lambda *a, **k: skips)
     monkeypatch.setattr(run_core.integrity, "off_stream", lambda *a, **k: elsewhere)
     result = CheckResult(status=OK, max_rel_error=0.0, tolerance=1e-6)
@@ -480,6 +539,50 @@ def test_api_benchmark_of_off_stream_work_is_impossible_and_has_no_rate(monkeypa
     # 3.2 GB in 3 µs is ~1 PB/s, 300x the datasheet bandwidth.
     floor = api.benchmark(lambda: None, bytes=3.2e9)
     assert floor.status == IMPOSSIBLE and floor.rate is None and "physical floor" in floor.reasons[0]
+
+
+def test_api_benchmark_verifies_before_and_after_timing_on_new_values(monkeypatch):
+    from gpuprof import api
+    from gpuprof.analysis.stats import summarize
+    from gpuprof.errors import UsageError
+    from gpuprof.results import Timing
+
+    samples = [1e-3] * 10
+    timed = Timing(mode="cold", samples_s=samples, stop_reason="converged", summary=summarize(samples))
+    device = types.SimpleNamespace(synchronize=lambda: None)
+    monkeypatch.setattr(api, "cupy", lambda: types.SimpleNamespace(cuda=types.SimpleNamespace(Device=lambda: device)))
+    monkeypatch.setattr(api.timing, "shared_harness", lambda: types.SimpleNamespace(stream=FakeStream()))
+    monkeypatch.setattr(api, "on_stream", lambda fn: lambda stream: fn())
+    monkeypatch.setattr(api.timing, "measure", lambda launch, harness, policy: [launch(0) for _ in range(3)] and timed)
+    monkeypatch.setattr(api.integrity, "off_stream", lambda launch, harness: None)
+    x, y = np.arange(4.0), np.full(4, np.nan)
+    seen: list[str] = []
+
+    def refresh():
+        seen.append("refresh")
+        x[...] = x + 10
+
+    def verify():
+        seen.append("verify")
+        assert np.array_equal(y, 2 * x), "y is not 2x"
+
+    def memo():  # right once, then replays its first result
+        seen.append("fn")
+        if np.isnan(y).all():
+            y[...] = 2 * x
+
+    result = api.benchmark(memo, refresh=refresh, verify=verify)
+    assert result.status == WRONG and result.rate is None
+    # The values refreshed before timing already show it: the timed launches replayed the first result.
+    assert result.reasons[0].startswith("verify failed after the last timed launch: y is not 2x")
+    assert seen[:4] == ["fn", "verify", "refresh", "fn"]  # checked once, then new values before timing
+    y[...] = np.nan
+    assert api.benchmark(lambda: y.__setitem__(..., 2 * x), refresh=refresh, verify=verify).ok
+    wrong = api.benchmark(lambda: y.__setitem__(..., 3 * x), refresh=refresh, verify=verify)
+    assert wrong.status == WRONG and wrong.reasons[0].startswith("verify failed on the first launch")
+    assert wrong.timing.summary is None  # not timed
+    with pytest.raises(UsageError, match="needs verify"):
+        api.benchmark(lambda: None, refresh=refresh)
 
 
 # ---------------------------------------------------------------- the manifest's in-place key
