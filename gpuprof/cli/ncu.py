@@ -188,6 +188,9 @@ def _show(run: NcuRun, plot: Path | None, target, per_launch: bool, wide: bool =
     reports = list(dict.fromkeys(str(r.report) for r in run.results if r.report))
     if reports:
         console.print(f"reports: {', '.join(reports)}", soft_wrap=True)
+    for r in run.results:
+        if r.note:
+            console.print(f"[dim]{escape(r.label)}: {escape(r.note)}[/]")
     failed = [r for r in run.results if r.error]
     for r in failed:
         console.print(f"[red]{escape(r.label)}:[/] {escape(r.error or '')}")

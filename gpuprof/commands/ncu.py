@@ -26,6 +26,8 @@ DEFAULT_OUT = Path("gpuprof-ncu")
 JSON_VERSION = 2
 WARMUP_LAUNCHES = 2  # outside the NVTX ranges: ncu profiles only the launch after them
 BATCH_TIMEOUT_PER_VARIANT_S = 120.0
+# A variant whose manifest says launches_kernel = false (a cudaMemcpyAsync ceiling row).
+NO_KERNEL = "its work is a DMA copy, not a kernel: nothing for ncu to profile"
 # A whole program: the first launch of each kernel launch configuration (docs/tools.md, "ncu: launch
 # filters"). Every profiled launch is replayed once per metric pass, so this is what a program's
 # profile costs; one launch is enough because ncu flushes the caches before each pass
@@ -122,8 +124,16 @@ def _profile_or_import(request: NcuRequest, progress: ProgressFn | None) -> NcuR
     if request.ladder and target.variants is None:
         chosen = [v for v in chosen if not v.vendor] + [v for v in chosen if v.vendor]
     added = {v.name: target.options.cli_args() for v in extra}
-    return profile_family(fam.name, [v.name for v in chosen], parse_size(fam, target.size), request.out_dir,
-                          options, request.ncu, target.options.defines(), progress=progress, added=added)
+    kernel_free = [v for v in chosen if not v.launches_kernel]
+    if len(kernel_free) == len(chosen):
+        raise UsageError(f"{', '.join(v.name for v in chosen)}: no kernel launched ({NO_KERNEL}); "
+                         "choose variants that launch kernels")
+    run = profile_family(fam.name, [v.name for v in chosen if v.launches_kernel], parse_size(fam, target.size),
+                         request.out_dir, options, request.ncu, target.options.defines(), progress=progress,
+                         added=added)
+    skipped = {v.name: NcuResult(v.name, None, note=f"not profiled: {NO_KERNEL}") for v in kernel_free}
+    by_name = {r.label: r for r in run.results}
+    return replace(run, results=[by_name.get(v.name) or skipped[v.name] for v in chosen])
 
 
 @dataclass
@@ -135,6 +145,7 @@ class NcuResult:
     rows: list[NcuKernelRow] = field(default_factory=list)
     error: str | None = None
     source: list[KernelSource] = field(default_factory=list)  # with --source: one per row (docs/ncu-source.md)
+    note: str | None = None  # why a variant has no rows without having failed (it launches no kernel)
 
     @property
     def advice(self) -> list[NcuAdvice]:
@@ -158,6 +169,8 @@ def ladder(run: NcuRun, request: NcuRequest) -> list[Rung]:
     by_name = {v.name: v for v in (*fam.variants, *chosen, *extra)}
     steps = []
     for result in run.results:
+        if result.note:
+            continue  # launches no kernel: not a rung
         variant = by_name.get(result.label)
         stalls: dict[str, float] = {}
         for source in result.source:

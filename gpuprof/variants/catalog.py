@@ -24,7 +24,8 @@ PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp64")  # the arithmetic a varian
 LIMITERS = ("dram", "l2", "l1", "compute", "latency")
 _CUDA_ONLY_KEYS = ("kernel", "extra_kernels", "helpers", "block", "tile", "grid", "defines", "plan", "dynamic_smem")
 _VENDOR_KEYS = {"name", "technique", "vendor", "call", "precision", "error_model", "zero_output",
-               "flop_count", "aliases", "options", "expected_efficiency", "expected_limiter"}
+               "flop_count", "aliases", "options", "expected_efficiency", "expected_limiter",
+               "launches_kernel"}
 VARIANT_KEYS = _VENDOR_KEYS | {"language", "file", "max_size", *_CUDA_ONLY_KEYS}
 
 
@@ -57,6 +58,8 @@ class Variant:
     helpers: dict[str, str] = field(default_factory=dict)  # role -> extern "C" helper kernel a plan launches
     zero_output: bool = False  # the output is zeroed (memset on the stream, timed) before each launch
     call: str | None = None  # vendor variants: which library call of the family module's vendor_launch
+    # False: its work is no kernel at all (a cudaMemcpyAsync is a DMA copy), so ncu has nothing to profile.
+    launches_kernel: bool = True
 
     def helper(self, role: str) -> str:
         """The kernel name the manifest gives for a plan's helper role (KeyError names what is missing)."""
@@ -301,6 +304,9 @@ def _common_keys(m: _Manifest, data: dict[str, Any]) -> dict[str, Any]:
     limiter = m.text("expected_limiter") if "expected_limiter" in data else None
     if limiter is not None and limiter not in LIMITERS:
         raise m.fail("expected_limiter", f"is {limiter!r}; choose from: {', '.join(LIMITERS)}")
+    launches_kernel = data.get("launches_kernel", True)
+    if not isinstance(launches_kernel, bool):
+        raise m.fail("launches_kernel", f"must be true or false, not {launches_kernel!r}")
     efficiency = data.get("expected_efficiency")
     if efficiency is not None and (isinstance(efficiency, bool) or not isinstance(efficiency, (int, float))
                                    or not 0 < efficiency <= 1):
@@ -308,7 +314,7 @@ def _common_keys(m: _Manifest, data: dict[str, Any]) -> dict[str, Any]:
     return {"expected_efficiency": None if efficiency is None else float(efficiency), "precision": precision,
             "error_model": m.text("error_model") if "error_model" in data else None,
             "zero_output": zero_output, "flop_count": flop_count, "aliases": aliases, "options": m.options(),
-            "expected_limiter": limiter}
+            "expected_limiter": limiter, "launches_kernel": launches_kernel}
 
 
 def _validate(path: Path, family: Family) -> None:

@@ -253,3 +253,23 @@ def test_ladder_orders_hand_written_variants_first_then_vendor(monkeypatch, tmp_
     names = [v.name for v in catalog.load_family("matmul").variants]
     vendor = ["cublas", "cublas_tf32"]
     assert seen["variants"] == [n for n in names if n not in vendor] + vendor
+
+
+def test_a_variant_that_launches_no_kernel_is_not_profiled_and_not_a_failure(monkeypatch, tmp_path):
+    from gpuprof.commands import ncu as core
+
+    seen = {}
+
+    def fake_profile(family, variants, *args, **kwargs):
+        seen["variants"] = variants
+        return core.NcuRun(family, "none", [core.NcuResult(v, None) for v in variants], "")
+
+    monkeypatch.setattr(core, "profile_family", fake_profile)
+    monkeypatch.setattr(core.ncu_tool, "find_ncu", lambda explicit=None: "/opt/fake/ncu")
+    result = CliRunner().invoke(app, ["ncu", "transpose", "-v", "naive,copy", "--out", str(tmp_path)],
+                                env={"COLUMNS": "100"})
+    assert result.exit_code == 0, result.output
+    assert seen["variants"] == ["naive"]  # the manifest's launches_kernel = false keeps copy out of ncu
+    assert "copy: not profiled: its work is a DMA copy, not a kernel" in " ".join(result.output.split())
+    alone = CliRunner().invoke(app, ["ncu", "transpose", "-v", "copy", "--out", str(tmp_path)], env={"COLUMNS": "100"})
+    assert alone.exit_code == 2 and "copy: no kernel launched" in alone.output
