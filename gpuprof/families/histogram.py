@@ -79,22 +79,67 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
 
 def vendor_launch(call: str, inputs: dict[str, Any], out: Any, size: dict[str, int]):
     if call == "cub.DeviceHistogram.HistogramEven":  # the manifest's `call` key
-        return _cub_histogram(inputs, out)
+        return _cub_histogram_u8(inputs, out, size)
+    if call == "cupy.cuda.cub.device_histogram":
+        return _cupy_cub_histogram(inputs, out)
     raise KeyError(call)
 
 
-def _cub_histogram(inputs: dict[str, Any], out: Any):
+def _cub_histogram_u8(inputs: dict[str, Any], out: Any, size: dict[str, int]):
+    """cub::DeviceHistogram::HistogramEven as a CUDA programmer calls it on bytes: uint8 samples,
+    integer levels 0..256, 32-bit counters (kernels/histogram/vendor/cub_histogram.cu, built by
+    nvcc into a shared library on first use). CUB zeroes the counters itself; the 256 counts are
+    then widened into the family's 64-bit bins on the same stream (one 256-element kernel, timed
+    with it). The workspace is sized once, before timing, as CUB's two-call convention intends."""
+    import ctypes
+
+    from gpuprof.tools.nvcc_library import shared_library
+    from gpuprof.variants.catalog import kernels_root
+
+    if size["n"] >= 2**31:
+        raise EnvironmentProblem("the CUB row counts in 32 bits and takes an int n: n must be below 2^31")
+    cp = cupy()
+    device = cp.cuda.Device()
+    source = kernels_root() / "histogram" / "vendor" / "cub_histogram.cu"
+    library = ctypes.CDLL(str(shared_library(source, f"sm_{device.compute_capability}")))
+    histogram = library.gpuprof_cub_histogram_even_u8
+    histogram.restype = ctypes.c_int
+    histogram.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p,
+                          ctypes.POINTER(ctypes.c_size_t), ctypes.c_void_p]
+    x, n = inputs["in"], int(size["n"])
+    counts32 = cp.zeros(BINS, dtype=cp.uint32)
+    temp_bytes = ctypes.c_size_t(0)
+
+    def call(temp: int, stream_ptr: int) -> None:
+        status = histogram(device.id, x.data.ptr, counts32.data.ptr, n, temp, ctypes.byref(temp_bytes), stream_ptr)
+        if status != 0:
+            raise cp.cuda.runtime.CUDARuntimeError(status)
+
+    call(0, 0)  # the workspace size only: no work is queued
+    workspace = cp.empty(max(1, temp_bytes.value), dtype=cp.uint8)
+
+    def launch(stream: Any) -> None:
+        call(workspace.data.ptr, stream.ptr)
+        with stream:
+            out[...] = counts32  # uint32 -> uint64, on the timed stream
+
+    return launch
+
+
+def _cupy_cub_histogram(inputs: dict[str, Any], out: Any):
     """cub::DeviceHistogram::HistogramEven with 257 levels over [0, 256): CuPy's binding
     cupy.cuda.cub.device_histogram(x, y, 257) (the path cupy.bincount takes with CUB on), called
     directly because cupy.bincount syncs on max(x) first. CUB zeroes y itself (its init kernel)
     and counts in long long, so it writes our 64-bit bins in place, no copy. Its workspace comes
-    from CuPy's memory pool (cached after the first call)."""
+    from CuPy's memory pool (cached after the first call). Kept as its own row: the same CUB
+    algorithm with 64-bit counters runs several times slower than with 32-bit ones."""
     try:
         from cupy.cuda import cub
     except ImportError:
         cub = None
     if cub is None or not getattr(cub, "available", False) or not hasattr(cub, "device_histogram"):
-        raise EnvironmentProblem("this CuPy build has no CUB histogram (cupy.cuda.cub); the 'cub' variant needs it")
+        raise EnvironmentProblem("this CuPy build has no CUB histogram (cupy.cuda.cub); the 'cub_cupy' variant "
+                                 "needs it")
     cp = cupy()
     x, counts = inputs["in"], out.view(cp.int64)
 

@@ -1,0 +1,33 @@
+"""nvcc: build a host-side CUDA source (one that calls a library such as CUB from the host) into a
+shared library once, cached by the source's bytes, the target and nvcc's version."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from gpuprof.errors import EnvironmentProblem
+from gpuprof.paths import CACHE_DIR
+from gpuprof.tools import _proc
+
+BUILD_TIMEOUT_S = 300.0  # CUB's device-wide algorithms take tens of seconds to compile
+
+
+def shared_library(source: Path, arch: str, nvcc: str | None = None) -> Path:
+    """The .so built from `source` for `arch` (e.g. sm_90): built on first use, then reused."""
+    tool = _proc.find_tool("nvcc", nvcc, hint="the CUB vendor row is built with nvcc: install the CUDA toolkit")
+    version = _proc.run([tool, "--version"], timeout_s=60).stdout
+    key = hashlib.sha256(source.read_bytes() + arch.encode() + version.encode()).hexdigest()[:16]
+    target = CACHE_DIR / "libs" / f"{source.stem}-{arch}-{key}.so"
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(f".{key}.partial")
+    argv = [tool, "-O3", f"-arch={arch}", "-shared", "-Xcompiler", "-fPIC", "-o", str(partial), str(source)]
+    done = _proc.run(argv, timeout_s=BUILD_TIMEOUT_S)
+    if done.returncode != 0 or not partial.is_file():
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise EnvironmentProblem(f"nvcc could not build {source.name} for {arch}: {last}")
+    os.replace(partial, target)  # atomic: another process never loads a half-written library
+    return target
