@@ -15,6 +15,7 @@ from gpuprof.families.interface import FamilyHost
 from gpuprof.gpu import cupy, device_info
 from gpuprof.measure import device_ceilings, integrity, isolation, timing
 from gpuprof.measure.check import (
+    LaunchFactory,
     Prepared,
     check_on_new_values,
     check_variant,
@@ -153,7 +154,7 @@ def run_variant(family: Family, variant: Variant, size: dict[str, int], policy: 
             launch = launch_for(prepared.inputs, prepared.out, prepared.size)
             row.timing = timing.measure(launch, harness, policy, host_synchronous=host_synchronous(variant))
             emit("verify")
-            audit_timed_launches(row.check, host, prepared, launch, harness, family.inplace,
+            audit_timed_launches(row.check, host, prepared, (launch, launch_for), harness, family.inplace,
                                  cupti=variant.vendor or not variant.is_cuda or variant.plan is not None,
                                  held=not host_synchronous(variant))  # a held stream would block its copies
         del prepared
@@ -169,16 +170,19 @@ def run_variant(family: Family, variant: Variant, size: dict[str, int], policy: 
     return row
 
 
-def audit_timed_launches(check: CheckResult, host: FamilyHost, prepared: Prepared, launch: timing.Launch,
-                         harness: timing.Harness, inplace: bool, cupti: bool = True, held: bool = True) -> None:
-    """After timing: the last timed output and the inputs checked again (WRONG), then the timed
-    launch audited for skipped work (WRONG) and for work on another stream (IMPOSSIBLE). cupti:
+def audit_timed_launches(check: CheckResult, host: FamilyHost, prepared: Prepared,
+                         launches: tuple[timing.Launch, LaunchFactory], harness: timing.Harness, inplace: bool,
+                         cupti: bool = True, held: bool = True) -> None:
+    """After timing: the last timed output and the inputs checked again, then one launch on new
+    input values (WRONG); then the timed launch (launches: it and the factory it came from) audited
+    for skipped work (WRONG) and for work on another stream (IMPOSSIBLE). cupti:
     also read the launch's CUPTI records (a callable or a host-side plan may pick its own stream;
     one kernel launched by gpuprof on the timed stream cannot, and the timing audit covers it).
     held=False: a host-synchronous unit, whose copies cannot be queued behind a held stream."""
+    launch, launch_for = launches
     wrong = recheck_after_timing(host, prepared, harness.stream, inplace)
     if not wrong:
-        wrong = check_on_new_values(host, prepared, launch, harness.stream)
+        wrong = check_on_new_values(host, prepared, launch_for, harness.stream)
     if not wrong:
         skipped = integrity.skips_when_written(launch, lambda: repoison(host, prepared), harness, held=held)
         wrong = [skipped] if skipped else []

@@ -174,17 +174,49 @@ def test_a_kernel_that_replays_results_for_its_buffers_passes_the_check_but_not_
     [timed] = time_it(prepared, memo_kernel)
     assert timed.startswith("result changed while timed: error") and "on new input values in the same buffers" in timed
     # And so do the values refreshed after timing, on their own.
-    launch = memo_kernel(prepared.inputs, prepared.out, prepared.size)
-    reasons = check.check_on_new_values(FamilyHost(VecaddModule), prepared, launch, FakeStream())
+    reasons = check.check_on_new_values(FamilyHost(VecaddModule), prepared, memo_kernel, FakeStream())
     assert len(reasons) == 1 and reasons[0].startswith("wrong on new input values in the same buffers after timing")
     assert "reuse a result computed for earlier inputs" in reasons[0]
+
+
+def test_what_a_launch_closure_prepares_from_its_inputs_is_made_again_for_new_values(fake_cupy):
+    """transpose's copy row copies a prepared in^T; transfers' managed row fills managed buffers from
+    the host inputs: both when the closure is made, as untimed set-up."""
+    def prepares_once(inputs, out, size):
+        ready = inputs["a"] + inputs["b"]
+        return lambda stream: np.copyto(out, ready)
+
+    _, prepared = run_check(prepares_once)
+    assert time_it(prepared, prepares_once) == []
+    assert check.check_on_new_values(FamilyHost(VecaddModule), prepared, prepares_once, FakeStream()) == []
+
+
+@dataclasses.dataclass
+class HostBatch:
+    images: np.ndarray
+
+
+def test_a_dataclass_of_host_arrays_is_refreshed_in_place_with_its_device_twin(fake_cupy):
+    class WithHostBatch(VecaddModule):
+        @staticmethod
+        def make_inputs(size, seed):
+            inputs = VecaddModule.make_inputs(size, seed)
+            return {**inputs, "host": HostBatch(inputs["a"].copy())}
+
+    def copies_from_host(inputs, out, size):
+        return lambda stream: np.add(inputs["host"].images, inputs["b"], out=out)
+
+    _, prepared = run_check(copies_from_host, module=WithHostBatch)
+    images = prepared.inputs["host"].images
+    check.refresh_inputs(FamilyHost(WithHostBatch), prepared)
+    assert prepared.inputs["host"].images is images and np.array_equal(images, prepared.inputs["a"])
+    assert check.check_on_new_values(FamilyHost(WithHostBatch), prepared, copies_from_host, FakeStream()) == []
 
 
 def test_a_correct_kernel_is_right_on_new_values(fake_cupy):
     _, prepared = run_check(honest)
     assert time_it(prepared, honest) == []
-    launch = honest(prepared.inputs, prepared.out, prepared.size)
-    assert check.check_on_new_values(FamilyHost(VecaddModule), prepared, launch, FakeStream()) == []
+    assert check.check_on_new_values(FamilyHost(VecaddModule), prepared, honest, FakeStream()) == []
 
 
 # ---------------------------------------------------------------- after timing
@@ -501,7 +533,7 @@ def test_audit_timed_launches_sets_the_status(monkeypatch, recheck, new_values, 
     monkeypatch.setattr(run_core.integrity, "skips_when_written", lambda *a, **k: skips)
     monkeypatch.setattr(run_core.integrity, "off_stream", lambda *a, **k: elsewhere)
     result = CheckResult(status=OK, max_rel_error=0.0, tolerance=1e-6)
-    run_core.audit_timed_launches(result, None, None, None, types.SimpleNamespace(stream=FakeStream()), False)
+    run_core.audit_timed_launches(result, None, None, (None, None), types.SimpleNamespace(stream=FakeStream()), False)
     assert result.status == status
     if reason:
         assert any(reason in r for r in result.reasons)
