@@ -29,6 +29,12 @@ Timeout = Annotated[float, typer.Option(
                       "TIMEOUT; each variant runs in a worker process, so a fault or hang costs only that variant.")]
 
 
+With = Annotated[str | None, typer.Option(
+    "--with", help="After check and timing, each variant under these tools too, into its row: 'ncu' (time, SOL, "
+                   "occupancy and limiter, registers, DRAM bytes, FLOPs, top stall), 'sanitize' (memcheck, "
+                   "racecheck, initcheck, synccheck), or 'ncu,sanitize'. Reports under --with-out.")]
+WithOut = Annotated[Path, typer.Option("--with-out", help="Directory for --with's ncu reports and sanitizer logs.")]
+
 # The run table shows the columns that fit the terminal (its caption names the rest); --wide: all.
 Wide = Annotated[bool, typer.Option("--wide", help="Every column of the table, whatever the terminal width.")]
 
@@ -58,6 +64,8 @@ def run(
         "--discard-throttled",
         help="Drop samples taken while NVML saw power, thermal or slowdown throttling, and sample again.")] = False,
     timeout: Timeout = DEFAULT_VARIANT_TIMEOUT_S,
+    with_tools: With = None,
+    with_out: WithOut = Path("gpuprof-with"),
     *,
     variant_options: VariantOptions,
 ) -> None:
@@ -72,10 +80,13 @@ def run(
       gpuprof run matmul -v blocktile_2d -D BM=64 -D BN=64
 
       gpuprof run matmul --variants smem_tiled,cublas --add mine.cu --block 16,16 --tile 16,16
+
+      gpuprof run matmul -v warptile,cublas --with ncu,sanitize   (the whole story in each row)
     """
     saved: list[Path] = []
     with exit_on_error(lambda: saved[-1] if saved else None):
         from gpuprof import families, results
+        from gpuprof.commands.row_story import parse_with
         from gpuprof.commands.run import RunRequest, run_tables
         from gpuprof.files import check_outputs
         from gpuprof.measure.timing import TimingPolicy
@@ -96,7 +107,10 @@ def run(
             policy=TimingPolicy(mode=timing, min_samples=min_samples, max_time_s=max_time,
                                 target_spread=target_spread, discard_throttled=discard_throttled),
             check_only=check_only, defines=defines, extra_variants=extra, timeout_s=_positive(timeout), baseline=base,
+            with_tools=parse_with(with_tools), variant_options=variant_options, with_out=with_out,
         )
+        if request.with_tools and check_only:
+            raise UsageError("--with profiles timed variants: leave out --check-only")
         command = command_line(ctx)
         finished: list[results.Results] = []
 
@@ -114,6 +128,10 @@ def run(
             typer.echo("".join(results.json_parts(finished[-1])))
     console = human_console(target)
     print_run_tables(console, report, wide)
+    if request.with_tools:
+        from gpuprof.render.row_story_view import print_row_story
+
+        print_row_story(console, report.results.rows, wide)
     measured = report.ceilings.measured if report.ceilings else None
     for line in host.notes(report.results.rows, fam, measured):
         console.print(line)  # a family's own figure across rows (transfers: the streams' overlap)

@@ -34,6 +34,9 @@ def show(
         gpu_name = shown.results.environment.get("gpu_name", "unknown GPU")
         console.print(f"{results_file}: {shown.results.command} ({gpu_name}, {shown.results.created_utc or 'undated'})")
     print_run_tables(console, shown, wide)
+    from gpuprof.render.row_story_view import print_row_story
+
+    print_row_story(console, shown.results.rows, wide)  # the ncu and sanitizer fields of `--with` rows
     if shown.ceilings is None:
         console.print("% ceiling: not shown; no ceilings are known for this file's GPU.")
     if shown.failed:

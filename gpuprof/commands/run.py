@@ -5,11 +5,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from gpuprof import families, fingerprint
 from gpuprof.analysis import derive
 from gpuprof.analysis.ceilings import Ceilings
 from gpuprof.analysis.tables import Report, Table, table_rows
+from gpuprof.commands import row_story
 from gpuprof.errors import EnvironmentProblem, UsageError
 from gpuprof.families.interface import FamilyHost
 from gpuprof.gpu import cupy, device_info
@@ -28,6 +30,7 @@ from gpuprof.results import FAULT, IMPOSSIBLE, OK, SKIPPED, TIMEOUT, WRONG, Chec
 from gpuprof.variants import catalog
 from gpuprof.variants.catalog import Family, Variant
 from gpuprof.variants.launch_plan import host_synchronous, make_launch_factory
+from gpuprof.variants.selection import VariantOptions
 from gpuprof.variants.sizes import clip
 
 DEFAULT_VARIANT_TIMEOUT_S = 300.0  # compile + check at every size + timing; a hang ends here
@@ -46,6 +49,10 @@ class RunRequest:
     isolate: bool = True  # each variant in a worker process: a fault or hang costs only that variant
     timeout_s: float = DEFAULT_VARIANT_TIMEOUT_S  # per variant, with isolate
     baseline: str | None = None  # the variant speedups are relative to; None: the family's baseline
+    # --with ncu,sanitize: after the run, each variant under those tools, into its row (commands/row_story.py)
+    with_tools: tuple[str, ...] = ()
+    variant_options: VariantOptions = field(default_factory=VariantOptions)  # what --with's children need
+    with_out: Path = Path("gpuprof-with")  # their reports and logs
 
 
 def run_family(request: RunRequest, progress: ProgressFn | None = None,
@@ -80,9 +87,17 @@ def run_tables(request: RunRequest, progress: ProgressFn | None = None,
     size = request.size or dict(family.default_size)
     device_info()
     _check_memory(host, size)
+    if request.with_tools:
+        row_story.require_tools(request.with_tools)
     own = isolation.Worker(request.timeout_s) if request.isolate and worker is None else None
     with own or contextlib.nullcontext():
-        return _run_variants(family, chosen, host, size, request, progress, checkpoint, worker or own)
+        report = _run_variants(family, chosen, host, size, request, progress, checkpoint, worker or own)
+    if request.with_tools and not request.check_only:
+        row_story.attach(report.results.rows, family, size, request.variant_options, request.with_tools,
+                         request.with_out, progress)
+        if checkpoint:
+            checkpoint(report.results)
+    return report
 
 
 def _run_variants(family: Family, chosen: list[Variant], host: FamilyHost, size: dict[str, int],
