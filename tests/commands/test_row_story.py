@@ -92,8 +92,9 @@ def test_attach_profiles_ok_rows_and_sanitizes_every_row_that_ran(monkeypatch, t
     def fake_ncu(request, progress=None):
         asked["ncu"] = request
         names = request.target.variants.split(",")
-        return ncu_core.NcuRun("matmul", "none", [ncu_core.NcuResult(n, tmp_path / "r.ncu-rep",
-                                                                     [kernel_rows()["matmul_tiled"]]) for n in names], "")
+        tiled = [kernel_rows()["matmul_tiled"]]
+        return ncu_core.NcuRun("matmul", "none", [ncu_core.NcuResult(n, tmp_path / "r.ncu-rep", tiled) for n in names],
+                               "")
 
     def fake_sanitize(request, progress=None):
         asked["sanitize"] = request

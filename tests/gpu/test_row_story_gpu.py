@@ -25,7 +25,8 @@ def test_run_with_ncu_and_sanitize_fills_every_row(tmp_path):
     out = tmp_path / "with.json"
     kernels = REPO / "tests" / "kernels"
     done = gpuprof("run", "vecadd", "-v", "grid,torch", "--add", str(kernels / "vecadd_wrong.cu"),
-                   "--add", str(kernels / "oob_write.cu"), "--size", "2^22", "--max-time", "0.3", "--with", "ncu,sanitize", "--with-out",
+                   "--add", str(kernels / "oob_write.cu"), "--size", "2^22", "--max-time", "0.3",
+                   "--with", "ncu,sanitize", "--with-out",
                    str(tmp_path / "with"), "--json", str(out))
     assert done.returncode == 1, done.stdout + done.stderr  # the wrong variant
     rows = {r.variant: r for r in results.load(out).rows}
