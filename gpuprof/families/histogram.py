@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from gpuprof.errors import EnvironmentProblem
+from gpuprof.families._cub import cub_call
 from gpuprof.families._random import generator
 from gpuprof.gpu import cupy
 
@@ -88,38 +89,15 @@ def vendor_launch(call: str, inputs: dict[str, Any], out: Any, size: dict[str, i
 def _cub_histogram_u8(inputs: dict[str, Any], out: Any, size: dict[str, int]):
     """cub::DeviceHistogram::HistogramEven as a CUDA programmer calls it on bytes: uint8 samples,
     integer levels 0..256, 32-bit counters (kernels/histogram/vendor/cub_histogram.cu, built by
-    nvcc into a shared library on first use). CUB zeroes the counters itself; the 256 counts are
-    then widened into the family's 64-bit bins on the same stream (one 256-element kernel, timed
-    with it). The workspace is sized once, before timing, as CUB's two-call convention intends."""
-    import ctypes
-
-    from gpuprof.tools.nvcc_library import shared_library
-    from gpuprof.variants.catalog import kernels_root
-
-    if size["n"] >= 2**31:
-        raise EnvironmentProblem("the CUB row counts in 32 bits and takes an int n: n must be below 2^31")
+    nvcc on first use: families/_cub.py). CUB zeroes the counters itself; the 256 counts are then
+    widened into the family's 64-bit bins on the same stream (one 256-element kernel, timed with it)."""
     cp = cupy()
-    device = cp.cuda.Device()
-    source = kernels_root() / "histogram" / "vendor" / "cub_histogram.cu"
-    library = ctypes.CDLL(str(shared_library(source, f"sm_{device.compute_capability}")))
-    histogram = library.gpuprof_cub_histogram_even_u8
-    histogram.restype = ctypes.c_int
-    histogram.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p,
-                          ctypes.POINTER(ctypes.c_size_t), ctypes.c_void_p]
-    x, n = inputs["in"], int(size["n"])
     counts32 = cp.zeros(BINS, dtype=cp.uint32)
-    temp_bytes = ctypes.c_size_t(0)
-
-    def call(temp: int, stream_ptr: int) -> None:
-        status = histogram(device.id, x.data.ptr, counts32.data.ptr, n, temp, ctypes.byref(temp_bytes), stream_ptr)
-        if status != 0:
-            raise cp.cuda.runtime.CUDARuntimeError(status)
-
-    call(0, 0)  # the workspace size only: no work is queued
-    workspace = cp.empty(max(1, temp_bytes.value), dtype=cp.uint8)
+    histogram = cub_call("histogram", "cub_histogram.cu", "gpuprof_cub_histogram_even_u8", inputs["in"], counts32,
+                         int(size["n"]))
 
     def launch(stream: Any) -> None:
-        call(workspace.data.ptr, stream.ptr)
+        histogram(stream)
         with stream:
             out[...] = counts32  # uint32 -> uint64, on the timed stream
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from gpuprof.errors import EnvironmentProblem
 from gpuprof.families import _keys, _torch
+from gpuprof.families._cub import cub_call
 from gpuprof.families._random import generator
 from gpuprof.families._rounding import FP32, unit_roundoff
 from gpuprof.gpu import cupy
@@ -128,7 +129,9 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
 
 
 def vendor_launch(call: str, inputs: dict[str, Any], out: Any, size: dict[str, int]):
-    if call == "cub.DeviceReduce.Sum":
+    if call == "cub.DeviceReduce.Sum":  # kernels/reduce/vendor/cub_reduce.cu
+        return cub_call("reduce", "cub_reduce.cu", "gpuprof_cub_sum_f32", inputs["in"], out, int(size["n"]))
+    if call == "cupy.cuda.cub.cub_reduction":
         return _cub_sum(inputs, out)
     if call == "torch.sum":
         return _torch_sum(inputs, out)

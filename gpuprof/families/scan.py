@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from gpuprof.families import _keys, _torch
+from gpuprof.families._cub import cub_call
 from gpuprof.families._random import generator
 from gpuprof.families._rounding import FP32, unit_roundoff
 from gpuprof.gpu import cupy
@@ -84,6 +85,8 @@ def reference(inputs: dict[str, Any], size: dict[str, int]) -> Any:
 
 
 def vendor_launch(call: str, inputs: dict[str, Any], out: Any, size: dict[str, int]):
+    if call == "cub.DeviceScan.InclusiveSum":  # kernels/scan/vendor/cub_scan.cu
+        return cub_call("scan", "cub_scan.cu", "gpuprof_cub_inclusive_sum_f32", inputs["x"], out, int(size["n"]))
     if call != "torch.cumsum":
         raise KeyError(call)
     # cupy.cumsum's CUB path (cupy.cuda.cub.device_scan) scans in place, so it would first copy x
