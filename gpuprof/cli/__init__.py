@@ -14,6 +14,7 @@ from gpuprof.cli import merge as _merge  # noqa: F401
 from gpuprof.cli import ncu as _ncu  # noqa: F401
 from gpuprof.cli import nsys as _nsys  # noqa: F401
 from gpuprof.cli import profile as _profile  # noqa: F401
+from gpuprof.cli import report as _report  # noqa: F401
 from gpuprof.cli import run as _run  # noqa: F401
 from gpuprof.cli import sanitize as _sanitize  # noqa: F401
 from gpuprof.cli import show as _show  # noqa: F401
