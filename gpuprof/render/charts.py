@@ -87,13 +87,18 @@ def ladder_figure(table: Table) -> Any:
     ax.set_xlabel(f"{unit} (median){', log scale' if log else ''}", fontsize=8.5)
     ax.grid(True, axis="x", which="both", alpha=0.25, zorder=0)
     sizes = {size_label(r.size) for r in rows}
-    title = (f"{table.family.name} ladder — {', '.join(sorted(sizes))}: {unit} of each variant; "
+    title = (f"{table.family.name} ladder — {', '.join(largest_first(sizes))}: {unit} of each variant; "
              f"speedup vs {table.baseline or 'no baseline'} and vs {table.vendor or 'no vendor'}")
     ax.set_title(wrapped(title, width), fontsize=10, loc="left")
     if ax.get_legend_handles_labels()[0]:
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.5 / height * 2.2), ncol=3, fontsize=7.5, frameon=False)
     fig.tight_layout()
     return fig
+
+
+def largest_first(labels: set[str]) -> list[str]:
+    """Size labels ('4096x4096x4096'), the largest first."""
+    return sorted(labels, key=lambda label: -math.prod(int(x) for x in label.split("x") if x.isdigit()))
 
 
 def _bar_note(row: Row, table: Table) -> str:

@@ -153,7 +153,7 @@ def _family_section(story: StoryReport, family: str, tables: list[Table]) -> str
     all_rows: list[Row] = []
     for table in tables:
         speedups = story.speedups[index_of[id(table)]]
-        sizes = ", ".join(sorted({size_label(r.size) for r in table.rows}))
+        sizes = ", ".join(charts.largest_first({size_label(r.size) for r in table.rows}))
         parts.append(f"<h3>{_e(family)} at {_e(sizes)} ({_e(table.mode)} timing)</h3>")
         parts.append(_geomean_line(speedups, table))
         parts.append(f"<div class=\"chart ladder\">{charts.svg_text(charts.ladder_figure(table))}</div>")
