@@ -17,7 +17,8 @@ from gpuprof.errors import UsageError
 @app.command()
 def merge(
     files: Annotated[list[Path], typer.Argument(
-        metavar="RESULTS.json...", help="Results files of disjoint rows, e.g. the shards of one suite.", dir_okay=False)],
+        metavar="RESULTS.json...", help="Results files of disjoint rows, e.g. the shards of one suite.",
+        dir_okay=False)],
     json_out: JsonOut = None,
     allow_mixed: Annotated[bool, typer.Option(
         "--allow-mixed", help="Join files from different GPU models, drivers or gpuprof versions (refused otherwise).")

@@ -61,7 +61,8 @@ def merge(files: list[tuple[Path, results.Results]], allow_mixed: bool = False) 
     owner: dict[str, Path] = {}
     placed: list[tuple[tuple[int, int, int], results.Row]] = []
     for file_index, (path, part) in enumerate(files):
-        order = part.shard.get("order") if isinstance(part.shard.get("order"), dict) else {}
+        found = part.shard.get("order")
+        order: dict[str, Any] = found if isinstance(found, dict) else {}
         for row_index, row in enumerate(part.rows):
             if row.id in owner:
                 raise InputError(f"row {row.id} is in both {owner[row.id]} and {path}: "
@@ -71,7 +72,7 @@ def merge(files: list[tuple[Path, results.Results]], allow_mixed: bool = False) 
             key = (0, int(place), 0) if isinstance(place, int) else (1, file_index, row_index)
             placed.append((key, row))
     placed.sort(key=lambda item: item[0])
-    first_path, first = files[0]
+    first = files[0][1]
     environment = {k: v for k, v in first.environment.items() if k not in _PER_FILE_ENVIRONMENT}
     merged = results.Results(
         environment=environment,
@@ -124,8 +125,8 @@ def _check_shards(files: list[tuple[Path, results.Results]]) -> list[str]:
     missing = [str(k) for k in range(1, int(count or 0) + 1) if k not in by_index]
     if missing:
         many = len(missing) > 1
-        return [f"shard{'s' if many else ''} {', '.join(missing)} of {count} not given: "
-                f"{'their' if many else 'its'} rows are missing from the merged file"]
+        return [(f"shard{'s' if many else ''} {', '.join(missing)} of {count} not given: "
+                 f"{'their' if many else 'its'} rows are missing from the merged file")]
     return []
 
 

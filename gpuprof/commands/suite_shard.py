@@ -68,12 +68,13 @@ def plan_shard(suite: Suite, shard: Shard, history: results.Results | None = Non
     mine = sorted(parts[shard.index - 1])
     chosen = [units[n] for n in mine]
     order = {unit_row(suite, unit)[1]: unit.number for unit in chosen}
+    estimates_from = "+".join(sorted({e.source for e in estimates}))
     record = {"index": shard.index, "count": shard.count, "units": len(units), "order": order,
-              "estimates_from": "+".join(sorted({e.source for e in estimates}))}
+              "estimates_from": estimates_from}
     return ShardPlan(suite=replace(suite, cases=_cases(suite, chosen)), units=chosen,
                      expected_s=sum(seconds[n] for n in mine),
                      expected_all_s=[sum(seconds[n] for n in part) for part in parts],
-                     estimates_from=record["estimates_from"], record=record)
+                     estimates_from=estimates_from, record=record)
 
 
 def _cases(suite: Suite, units: list[Unit]) -> list[SuiteCase]:

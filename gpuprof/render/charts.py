@@ -157,7 +157,8 @@ def _flop_roofline(rows: Sequence[Row], ceilings: Ceilings | None, title: str) -
     line_x = [lo * (hi / lo) ** (i / 200) for i in range(201)]
     for index, (precision, peak) in enumerate(peaks.items()):
         roof = [min(peak, x * bandwidth) / 1e12 if bandwidth else peak / 1e12 for x in line_x]
-        name = ceilings.ceiling("flop", precision).name if ceilings and ceilings.ceiling("flop", precision) else precision
+        found = ceilings.ceiling("flop", precision) if ceilings else None
+        name = found.name if found else precision
         ax.loglog(line_x, roof, lw=2 if precision == "fp32" else 1.4, color="black" if precision == "fp32" else
                   ["#7570b3", "#1b9e77", "#e7298a", "#66a61e"][index % 4],
                   label=f"{name} {peak / 1e12:.3g} TFLOP/s" + (f", DRAM {bandwidth / 1e12:.3g} TB/s" if bandwidth

@@ -31,20 +31,27 @@ NCU_FIRST = ("limiter", "bound", "verdict", "why", "top_stall", "stall", "durati
 NCU_SHOWN = 6
 
 CSS = """
+
 body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0;color:#1d1d1f;background:#f6f7f9}
-main{max-width:1280px;margin:0 auto;padding:18px 28px 60px}
-h1{font-size:22px;margin:6px 0 2px}h2{font-size:19px;margin:34px 0 6px;border-bottom:2px solid #d0d7de;padding-bottom:4px}
+main{max-width:1280px;margin:0 auto;padding:18px 28px 60px}h1{font-size:22px;margin:6px 0 2px}
+h2{font-size:19px;margin:34px 0 6px;border-bottom:2px solid #d0d7de;padding-bottom:4px}
 h3{font-size:15px;margin:18px 0 6px}.meta{color:#57606a;font-size:12.5px}
-.cards{display:flex;flex-wrap:wrap;gap:12px;margin:14px 0}.card{background:#fff;border:1px solid #d0d7de;
-border-radius:8px;padding:10px 14px;min-width:160px}.card b{display:block;font-size:20px}.card span{color:#57606a;font-size:12px}
+.cards{display:flex;flex-wrap:wrap;gap:12px;margin:14px 0}
+.card{background:#fff;border:1px solid #d0d7de;border-radius:8px;padding:10px 14px;min-width:160px}
+.card b{display:block;font-size:20px}.card span{color:#57606a;font-size:12px}
 section.family{background:#fff;border:1px solid #d0d7de;border-radius:10px;padding:4px 20px 16px;margin:22px 0}
-.chart svg{max-width:100%;height:auto}.ladder svg{width:100%;max-width:1150px}.roofline svg,.sweep svg{width:72%;min-width:640px}.charts{display:flex;flex-wrap:wrap;gap:8px;align-items:flex-start}
+.chart svg{max-width:100%;height:auto}.ladder svg{width:100%;max-width:1150px}
+.roofline svg,.sweep svg{width:72%;min-width:640px}
+.charts{display:flex;flex-wrap:wrap;gap:8px;align-items:flex-start}
 table{border-collapse:collapse;font-size:12.5px;margin:6px 0 10px;width:100%}
 th,td{padding:3px 8px;border-bottom:1px solid #e4e7eb;text-align:right;vertical-align:top;white-space:nowrap}
-th{background:#f0f2f5;font-weight:600}td.l,th.l{text-align:left}td.wrap{white-space:normal;text-align:left;max-width:340px}
-.ok{color:#1a7f37;font-weight:600}.bad{color:#c62828;font-weight:700}.warn{color:#9a6700;font-weight:600}.dim{color:#6e7781}
-.gm{font-size:13px;margin:2px 0 8px}.pill{display:inline-block;padding:0 7px;border-radius:9px;background:#eef1f4;margin-right:6px}
-details{margin:8px 0}summary{cursor:pointer;color:#57606a}ul.notes{font-size:12px;color:#57606a;margin:4px 0;padding-left:18px}
+th{background:#f0f2f5;font-weight:600}td.l,th.l{text-align:left}
+td.wrap{white-space:normal;text-align:left;max-width:340px}.ok{color:#1a7f37;font-weight:600}
+.bad{color:#c62828;font-weight:700}.warn{color:#9a6700;font-weight:600}.dim{color:#6e7781}
+.gm{font-size:13px;margin:2px 0 8px}
+.pill{display:inline-block;padding:0 7px;border-radius:9px;background:#eef1f4;margin-right:6px}
+details{margin:8px 0}summary{cursor:pointer;color:#57606a}
+ul.notes{font-size:12px;color:#57606a;margin:4px 0;padding-left:18px}
 .failures{background:#fff5f5;border:1px solid #f3c4c4;border-radius:8px;padding:8px 14px}
 """
 
@@ -56,10 +63,11 @@ def page(story: StoryReport) -> str:
     parts = ["<!DOCTYPE html>\n<!-- gpuprof report -->\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
              f"<title>gpuprof report: {_e(story.path.name)}</title><style>{CSS}</style></head><body><main>",
              f"<h1>gpuprof report — {_e(story.path.name)}</h1>",
-             f"<div class=\"meta\">{_e(results.command or '')}<br>{_e(env.get('gpu_name', 'unknown GPU'))} · driver "
+             (f"<div class=\"meta\">{_e(results.command or '')}<br>"
+             f"{_e(env.get('gpu_name', 'unknown GPU'))} · driver "
              f"{_e(env.get('driver_version', '?'))} · CUDA runtime {_e(env.get('cuda_runtime', '?'))} · gpuprof "
              f"{_e(env.get('gpuprof_version', '?'))} · {_e(results.created_utc or 'undated')} · "
-             f"{len(results.rows)} rows</div>"]
+             f"{len(results.rows)} rows</div>")]
     parts.append(_summary_cards(story))
     parts.append(_failures(story))
     if story.gate is not None:
@@ -107,8 +115,8 @@ def _gate_section(story: StoryReport) -> str:
     counts = ", ".join(f"{n} {status.value}" for status, n in gate.counts().items() if n)
     failing = gate_failures(gate)
     lines = [f"<h2>Compare gate: {_e(story.path.name)} against {_e(story.base.name if story.base else 'BASE')}</h2>",
-             f"<p class=\"gm\">preset <b>{_e(gate.policy.name if hasattr(gate.policy, 'name') else '')}</b> · {_e(counts)}"
-             f" · {'<span class=bad>FAIL</span>' if failing else '<span class=ok>PASS</span>'}</p>"]
+             (f"<p class=\"gm\">preset <b>{_e(getattr(gate.policy, 'name', ''))}</b> · {_e(counts)}"
+             f" · {'<span class=bad>FAIL</span>' if failing else '<span class=ok>PASS</span>'}</p>")]
     if failing:
         lines.append("<ul class=\"notes\">" + "".join(f"<li>{_e(line)}</li>" for line in failing) + "</ul>")
     if gate.warnings:
@@ -140,7 +148,8 @@ def _trend_bar(ratio: float | None, low: float | None, high: float | None, statu
     colour = {"FASTER": "#1a7f37", "SLOWER": "#c62828", "INCONCLUSIVE": "#9a6700"}.get(status, "#6e7781")
     interval = ""
     if low is not None and high is not None and math.isfinite(low) and math.isfinite(high):
-        interval = f"<line x1=\"{x(low):.1f}\" x2=\"{x(high):.1f}\" y1=\"7\" y2=\"7\" stroke=\"#888\" stroke-width=\"3\"/>"
+        interval = (f"<line x1=\"{x(low):.1f}\" x2=\"{x(high):.1f}\" y1=\"7\" y2=\"7\" stroke=\"#888\" "
+                    "stroke-width=\"3\"/>")
     return (f"<svg width=\"120\" height=\"14\" role=\"img\"><line x1=\"60\" x2=\"60\" y1=\"0\" y2=\"14\" "
             f"stroke=\"#bbb\"/>{interval}<circle cx=\"{x(ratio):.1f}\" cy=\"7\" r=\"3.5\" fill=\"{colour}\"/></svg>")
 
@@ -148,8 +157,8 @@ def _trend_bar(ratio: float | None, low: float | None, high: float | None, statu
 def _family_section(story: StoryReport, family: str, tables: list[Table]) -> str:
     index_of = {id(t): i for i, t in enumerate(story.report.tables)}
     summary = tables[0].family.summary
-    parts = [f"<section class=\"family\" id=\"family-{_e(charts.slug(family))}\"><h2>{_e(family)}"
-             f"<span class=\"meta\"> — {_e(summary)}</span></h2>"]
+    parts = [(f"<section class=\"family\" id=\"family-{_e(charts.slug(family))}\"><h2>{_e(family)}"
+             f"<span class=\"meta\"> — {_e(summary)}</span></h2>")]
     all_rows: list[Row] = []
     for table in tables:
         speedups = story.speedups[index_of[id(table)]]
@@ -340,8 +349,10 @@ def save_pngs(story: StoryReport, folder: Path) -> list[Path]:
                                        folder / f"{charts.slug(family)}_roofline.png"))
         for (fam, variant, size), members in charts.sweep_groups(all_rows).items():
             references = [r for r in all_rows if r.size == members[0].size and r not in members and r.vendor]
-            figure = charts.sweep_figure(members, references, f"{fam} sweep of {variant} at {size}: rate per configuration")
-            written.append(charts.save_png(figure, folder / f"{charts.slug(fam)}_{charts.slug(variant)}_{charts.slug(size)}_sweep.png"))
+            figure = charts.sweep_figure(members, references,
+                                         f"{fam} sweep of {variant} at {size}: rate per configuration")
+            name = f"{charts.slug(fam)}_{charts.slug(variant)}_{charts.slug(size)}_sweep.png"
+            written.append(charts.save_png(figure, folder / name))
     return written
 
 

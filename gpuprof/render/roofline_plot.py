@@ -69,7 +69,8 @@ def dram_figure(points: list[Point], roof: Roof, title: str) -> Any:
     line_x = [lo * (hi / lo) ** (i / 200) for i in range(201)]
     fig, ax = plt.subplots(figsize=(8, 5.5), dpi=120)
     for q in precisions:
-        ax.loglog(line_x, [(roof.attainable(x, q) or 0) / 1e12 for x in line_x], lw=2, color="black" if q == "fp32" else None,
+        ax.loglog(line_x, [(roof.attainable(x, q) or 0) / 1e12 for x in line_x], lw=2,
+                  color="black" if q == "fp32" else None,
                   label=f"roof: DRAM, {roof.name(q)} {(roof.peak(q) or 0.0) / 1e12:.1f} TFLOP/s")
         if ridge := roof.ridge_for(q):
             ax.axvline(ridge, color="grey", ls=":", lw=1)

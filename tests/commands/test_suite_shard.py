@@ -106,7 +106,7 @@ def test_merge_refuses_other_machines_unless_allowed(tmp_path):
 
 def test_merge_refuses_overlap_and_split_mismatch():
     recorded = results.load(RECORDED)
-    a, b = _shards_of(recorded, SMOKE, 2)
+    a, _ = _shards_of(recorded, SMOKE, 2)
     with pytest.raises(InputError, match="both"):
         merge([(Path("a.json"), a), (Path("again.json"), a)])
     c, _, _ = _shards_of(recorded, SMOKE, 3)

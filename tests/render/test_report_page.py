@@ -89,8 +89,9 @@ def test_geomeans_of_the_recorded_matmul_ladder(fixtures_dir):
 
 def test_ncu_and_sanitizer_columns_only_when_rows_have_them(fixtures_dir, tmp_path):
     loaded = results.load(fixtures_dir / "results" / "smoke_a.json")
-    rows = [replace(r, ncu={"limiter": "dram", "registers": 32, "spills": 0}, sanitizer={"findings": [], "tools": ["memcheck"]})
-            if r.variant == "grid" else r for r in loaded.rows]
+    ncu = {"limiter": "dram", "registers": 32, "spills": 0}
+    rows = [replace(r, ncu=ncu, sanitizer={"findings": [], "tools": ["memcheck"]}) if r.variant == "grid" else r
+            for r in loaded.rows]
     path = tmp_path / "with_ncu.json"
     results.save(replace(loaded, rows=rows), path)
     text = page(execute(ReportRequest(path)))
