@@ -191,6 +191,10 @@ class Results:
     created_utc: str = ""
     timing_policy: dict[str, Any] = field(default_factory=dict)
     compare: dict[str, Any] = field(default_factory=dict)  # a suite's compare table, e.g. {"preset": "strict"}
+    # `suite --shard K/N`: {"index": K, "count": N, "units": the suite's unit count, "order": {row id:
+    # its place in the whole suite}}; `gpuprof merge`: {"merged": [one record per file joined]}.
+    # Written only when set, so other files stay as they were.
+    shard: dict[str, Any] = field(default_factory=dict)
     schema: str = SCHEMA_NAME
     schema_version: int = SCHEMA_VERSION
 
@@ -207,6 +211,8 @@ def row_id(family: str, variant: str, size: dict[str, int]) -> str:
 
 def to_dict(results: Results) -> dict[str, Any]:
     data = asdict(results)
+    if not data["shard"]:
+        del data["shard"]
     for row, out in zip(results.rows, data["rows"]):
         out["id"] = row.id
         out["derived"] = derived_to_dict(row.derived) if row.derived is not None else None
@@ -247,11 +253,20 @@ def from_dict(data: Any, path: str | Path | None = None) -> Results:
             created_utc=str(data.get("created_utc", "")),
             timing_policy=dict(data.get("timing_policy", {})),
             compare=dict(data.get("compare") or {}),
+            shard=_object(data.get("shard"), "shard"),
         )
     except KeyError as exc:
         raise InputError(f"{where}malformed results file: {exc.args[0]!r} is missing") from None
     except (TypeError, ValueError) as exc:
         raise InputError(f"{where}malformed results file: {exc}") from None
+
+
+def _object(value: Any, name: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise TypeError(f"{name} must be an object, not {value!r:.40}")
+    return dict(value)
 
 
 def _upgrade(data: dict[str, Any], version: int) -> dict[str, Any]:

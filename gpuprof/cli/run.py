@@ -18,6 +18,7 @@ from gpuprof.variants.selection import VariantOptions
 if TYPE_CHECKING:
     from types import TracebackType
 
+    from gpuprof.commands.suite_shard import ShardPlan
     from gpuprof.progress import Progress, ProgressFn
     from gpuprof.results import Results
     from gpuprof.suite_file import Suite
@@ -164,6 +165,24 @@ def _run_on_gpus(spec_file: Suite, gpus: str, json_out: Path | None, timeout_s: 
         return run_suite_on_gpus(spec_file, chosen, json_out, on_step, timeout_s=timeout_s, history=history)
 
 
+def _shard_plan(spec_file: Suite, shard: str, history_file: Path | None) -> ShardPlan:
+    """This machine's part of the suite, announced on stderr; refused when it would be empty."""
+    from gpuprof import results
+    from gpuprof.commands.suite_shard import parse_shard, plan_shard
+
+    wanted = parse_shard(shard)
+    history = results.load(history_file) if history_file is not None else None
+    plan = plan_shard(spec_file, wanted, history)
+    if not plan.units:
+        raise UsageError(f"--shard {shard}: the suite has only {plan.record['units']} units, so shard "
+                         f"{wanted.index} would run none; use at most {plan.record['units']} shards")
+    expected = ", ".join(f"{s:.0f}" for s in plan.expected_all_s)
+    err_console.print(f"shard {wanted.index}/{wanted.count}: {len(plan.units)} of {plan.record['units']} units, "
+                      f"expected {plan.expected_s:.0f} s (every shard: {expected} s; estimated from "
+                      f"{plan.estimates_from})", highlight=False)
+    return plan
+
+
 def _earlier_results(json_out: Path | None) -> Results | None:
     """The results file this run replaces, when it is one: its rows say how long each unit took."""
     from gpuprof import results
@@ -253,8 +272,13 @@ def suite(
              "records its GPU. Default: one GPU.")] = None,
     history: Annotated[Path | None, typer.Option(
         "--history", metavar="RESULTS.json",
-        help="With --gpus: an earlier results file of this suite; its unit times order the work "
-             "(longest first). Default: the --json file being replaced, else estimates.")] = None,
+        help="With --gpus or --shard: an earlier results file of this suite; its unit times order and "
+             "split the work (longest first). Default: the --json file being replaced (--gpus), else "
+             "estimates.")] = None,
+    shard: Annotated[str | None, typer.Option(
+        "--shard", metavar="K/N",
+        help="Run part K of N of the suite (a deterministic split, the same on every machine, balanced "
+             "by --history's unit times); join the parts with `gpuprof merge`.")] = None,
 ) -> None:
     """Run a whole suite (families x variants x sizes) into one results JSON; exit 1 if any variant is wrong.
 
@@ -267,6 +291,8 @@ def suite(
       gpuprof compare base.json smoke.json
 
       gpuprof suite suites/ci.toml --gpus all --history one.json --json two.json
+
+      gpuprof suite suites/course.toml --shard 1/2 --history course.json --json part1.json
     """
     written: list[tuple[Path, float | None]] = []  # the --json file and its mtime before the suite
 
@@ -281,19 +307,28 @@ def suite(
         target = json_target(json_out)
         if target == "-":
             raise UsageError("suite writes its results file after every case: give --json FILE, not '-'")
-        if history is not None and gpus is None:
-            raise UsageError("--history orders the work of a --gpus run; add --gpus all (or 0,1)")
+        if history is not None and gpus is None and shard is None:
+            raise UsageError("--history orders the work of a --gpus or --shard run; add --gpus all (or --shard K/N)")
         check_outputs([suite_file, history], {"--json": target}, force)
         out = target if isinstance(target, Path) else None  # "-" is refused above
         if out is not None:
             written.append((out, out.stat().st_mtime if out.exists() else None))
         with err_console.status(f"reading {suite_file}", spinner="dots"):
             spec_file = load(suite_file)
+        plan = _shard_plan(spec_file, shard, history) if shard is not None else None
+        if plan is not None:
+            spec_file = plan.suite
         if gpus is not None:
             outcome = _run_on_gpus(spec_file, gpus, out, _positive(timeout), history)
         else:
             with _progress_bar(len(spec_file.cases)) as on_step:
                 outcome = run_suite(spec_file, out, on_step, timeout_s=_positive(timeout))
+        if plan is not None:
+            from gpuprof import results
+
+            outcome.shard = plan.record  # which part this is, for `gpuprof merge`
+            if out is not None:
+                results.save(outcome, out)
         report = suite_report(outcome)
     console = human_console(target)
     print_run_tables(console, report, wide)

@@ -14,6 +14,7 @@ from typing import Any
 
 from gpuprof.analysis.roofline import PRECISION_NAMES, LevelPoint, Point, Roof
 from gpuprof.errors import EnvironmentProblem, UsageError
+from gpuprof.render.label_layout import annotate_points
 
 # The roofs, in the order a load meets the levels. The L1 data pipe moves 128 bytes a cycle like
 # the L1 writeback, so both sit under one roof unless their peaks differ.
@@ -60,18 +61,27 @@ def dram_figure(points: list[Point], roof: Roof, title: str) -> Any:
     # One compute roof per precision the points use (FP32 always): a TF32 GEMM sits under the TF32 one.
     precisions = list(dict.fromkeys(["fp32", *(p.precision for p in points if roof.peak(p.precision))]))
     ridges = [r for q in precisions if (r := roof.ridge_for(q))]
-    lo = min([p.intensity for p in points] + [min(ridges) / 100]) / 2
-    hi = max([p.intensity for p in points] + [max(ridges) * 100]) * 2
-    xs = [lo * (hi / lo) ** (i / 200) for i in range(201)]
+    xs = [p.intensity for p in points]
+    # Axes sized to the points; a ridge within two decades of them is shown too, a farther one left out.
+    near = [r for r in ridges if min(xs) / 100 <= r <= max(xs) * 100] if xs else ridges
+    lo = min(xs + [r / 2 for r in near]) / 4
+    hi = max(xs + [r * 2 for r in near]) * 4
+    line_x = [lo * (hi / lo) ** (i / 200) for i in range(201)]
     fig, ax = plt.subplots(figsize=(8, 5.5), dpi=120)
     for q in precisions:
-        ax.loglog(xs, [(roof.attainable(x, q) or 0) / 1e12 for x in xs], lw=2, color="black" if q == "fp32" else None,
+        ax.loglog(line_x, [(roof.attainable(x, q) or 0) / 1e12 for x in line_x], lw=2,
+                  color="black" if q == "fp32" else None,
                   label=f"roof: DRAM, {roof.name(q)} {(roof.peak(q) or 0.0) / 1e12:.1f} TFLOP/s")
         if ridge := roof.ridge_for(q):
             ax.axvline(ridge, color="grey", ls=":", lw=1)
-    for p in points:
-        ax.scatter(p.intensity, p.flops / 1e12, s=40, zorder=3)
-        ax.annotate(p.label, (p.intensity, p.flops / 1e12), textcoords="offset points", xytext=(5, 4), fontsize=8)
+    colours = [KERNEL_COLOURS[i % len(KERNEL_COLOURS)] for i in range(len(points))]
+    for p, colour in zip(points, colours):
+        ax.scatter(p.intensity, p.flops / 1e12, s=40, zorder=3, color=colour, edgecolors="black", linewidths=0.4)
+    if points:
+        top = max([p.flops for p in points] + [roof.attainable(hi, q) or 0.0 for q in precisions]) / 1e12
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(min(p.flops for p in points) / 1e12 / 4, top * 2.5)
+    annotate_points(ax, [(p.intensity, p.flops / 1e12, p.label) for p in points], fontsize=8, colours=colours)
     ax.set_xlabel("arithmetic intensity (FLOP per DRAM byte)")
     ax.set_ylabel("TFLOP/s")
     ax.set_title(_wrapped(title, 8), fontsize=10)

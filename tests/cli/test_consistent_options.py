@@ -36,7 +36,7 @@ def test_variant_options_are_on_every_command_that_compiles_or_launches(command)
 
 
 @pytest.mark.parametrize("command", ["list", "build", "devicequery", "doctor", "compare", "run", "suite", "nsys",
-                                     "ncu", "sanitize"])
+                                     "ncu", "sanitize", "merge"])
 def test_json_file_or_stdout_on_every_command_with_results(command):
     from typer.main import get_command
 

@@ -98,7 +98,7 @@ def test_history_without_gpus_is_one_usage_line(tmp_path):
     history.write_text("{}")
     result = CliRunner().invoke(app, ["suite", "suites/smoke.toml", "--history", str(history)])
     assert result.exit_code == 2 and "Traceback" not in result.output
-    assert "--history orders the work of a --gpus run" in result.output
+    assert "--history orders the work of a --gpus or --shard run" in result.output
 
 
 def test_a_history_file_that_is_not_results_is_one_input_line(tmp_path, monkeypatch):
