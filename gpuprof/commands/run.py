@@ -14,7 +14,7 @@ from gpuprof.errors import EnvironmentProblem, UsageError
 from gpuprof.families.interface import FamilyHost
 from gpuprof.gpu import cupy, device_info
 from gpuprof.measure import device_ceilings, integrity, isolation, timing
-from gpuprof.measure.check import Prepared, check_variant, recheck_after_timing, repoison
+from gpuprof.measure.check import WRITES_ONLY, OutputUse, Prepared, check_variant, recheck_after_timing, repoison
 from gpuprof.progress import Progress, ProgressFn
 from gpuprof.results import FAULT, IMPOSSIBLE, OK, SKIPPED, TIMEOUT, WRONG, CheckResult, Results, Row
 from gpuprof.variants import catalog
@@ -139,7 +139,8 @@ def run_variant(family: Family, variant: Variant, size: dict[str, int], policy: 
         launch_for = make_launch_factory(family, variant, host)
         emit("check")
         row.check, prepared = check_variant(host, variant, launch_for, [*family.check_sizes, row.size],
-                                            harness.stream, family.inplace, family.check_launches)
+                                            harness.stream, family.inplace, family.check_launches,
+                                            output_use(family, variant))
         if row.check.status == OK and not check_only:
             emit("time")
             repoison(host, prepared)  # the timed launches start from an unwritten output
@@ -160,6 +161,16 @@ def run_variant(family: Family, variant: Variant, size: dict[str, int], policy: 
         row.check = CheckResult(status=SKIPPED, reasons=[f"not run: {exc.message}"])
     cupy().get_default_memory_pool().free_all_blocks()
     return row
+
+
+def output_use(family: Family, variant: Variant) -> OutputUse:
+    """How the variant treats its output: the manifest's reads_output, and the family's scalars as
+    its `args` give them (their defaults without args: the family's own signature)."""
+    if not variant.is_cuda or (variant.args is None and not variant.reads_output):
+        return WRITES_ONLY
+    from gpuprof.variants.user import scalar_values
+
+    return OutputUse(variant.reads_output, scalar_values(family, variant) if variant.args is not None else {})
 
 
 def audit_timed_launches(check: CheckResult, host: FamilyHost, prepared: Prepared, launch: timing.Launch,

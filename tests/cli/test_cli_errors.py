@@ -143,7 +143,7 @@ BAD_KERNEL_DIRS = {
     "missing block": ("[[variant]]\n" + VARIANT.replace("block = [256]\n", ""), ["'block' is missing"]),
     "block too big": ("[[variant]]\n" + VARIANT.replace("[256]\nt", "[2048]\nt"), ["1..1024 threads"]),
     "vendor": ('[[variant]]\nname = "v"\ntechnique = "t"\nvendor = true\n', ["vendor variants need host code"]),
-    "wrong signature": ("[[variant]]\n" + VARIANT.replace("kernel = \"k\"", "kernel = \"k2\""), ["no extern", "'k2'"]),
+    "wrong signature": ("[[variant]]\n" + VARIANT.replace("kernel = \"k\"", "kernel = \"k2\""), ["no __global__ kernel", "'k2'"]),
     "duplicate names": ("[[variant]]\n" + VARIANT + "[[variant]]\n" + VARIANT, ["duplicate variant names"]),
 }
 
