@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpuprof.errors import InputError
+from gpuprof.errors import EnvironmentProblem, InputError
 from gpuprof.files import read_source
 from gpuprof.gpu import cupy, device_info
 from gpuprof.paths import CACHE_DIR
@@ -156,8 +156,8 @@ def _from_cubin(variant: Variant, entries: dict[str, tuple[str, bool]], nvrtc_er
     """The variant's kernels from an nvcc cubin, for a file NVRTC cannot compile."""
     assert variant.file is not None
     if not cubin.nvcc_available():
-        raise InputError(f"{display_path(variant.file)} does not compile with NVRTC ({nvrtc_error}), and nvcc, "
-                         "which compiles files with host headers, is not on PATH")
+        raise EnvironmentProblem(f"{display_path(variant.file)} does not compile with NVRTC ({nvrtc_error}), and "
+                                 "nvcc, which compiles files with host headers, is not on PATH")
     wanted = dict(entries.values())
     compiled = cubin.cached_cubin(variant.file, wanted, device_info().arch, compiler_defines(variant))
     if compiled.cubin is None:
