@@ -74,6 +74,8 @@ class CheckResult:
     tolerance: float | None = None
     sizes_checked: list[dict[str, int]] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
+    # What the check did beyond its usual method, for the footnote (a kernel that reads its output).
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass

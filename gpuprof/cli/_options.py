@@ -1,5 +1,5 @@
-"""Options shared by several commands, declared once; -D/--add/--block/--tile/--grid/--kernels-dir reach a
-command as one VariantOptions (gpuprof.variants.selection), which turns them into variants."""
+"""Options shared by several commands, declared once; -D/--add/--block/--tile/--grid/--args/--reads-output/
+--kernels-dir reach a command as one VariantOptions (gpuprof.variants.selection), which turns them into variants."""
 
 from __future__ import annotations
 
@@ -31,15 +31,23 @@ Defines = Annotated[list[str] | None, typer.Option(
          "case-sensitive).")]
 Add = Annotated[list[str] | None, typer.Option(
     "--add",
-    help="Your own variant: a .cu file (and :function if it has several kernels) with the family's signature; "
-         "repeatable, joins --variants.")]
+    help="Your own variant: a .cu/.cuh file (and :function if it has several kernels; a C++ name, or a template "
+         "instance such as 'sgemmWarptiling<128,128,16,64,64,4,8,4,128>'); repeatable, joins --variants.")]
 Block = Annotated[str | None, typer.Option(
     "--block", help="With --add: threads per block, e.g. 256 or 16,16. Default: the baseline's.")]
 Tile = Annotated[str | None, typer.Option(
     "--tile",
     help="With --add: output elements per block along the family's grid dims, e.g. 16,16. Default: the baseline's.")]
 Grid = Annotated[str | None, typer.Option(
-    "--grid", help="With --add: 'one' (a single block) or 'per_sm:K' instead of tiles.")]
+    "--grid", help="With --add: 'one' (a single block), 'per_sm:K', or an expression per grid axis (x first) over "
+                   "the sizes and defines, e.g. 'ceil(M/32),ceil(N/32)'; instead of tiles.")]
+Args = Annotated[str | None, typer.Option(
+    "--args", help="With --add: the kernel's parameters as the family's names and numbers, in its order, e.g. "
+                   "M,N,K,1.0,A,B,0.0,C (numbers fill the family's scalars: matmul alpha, beta). Default: the "
+                   "family's signature.")]
+ReadsOutput = Annotated[bool | None, typer.Option(
+    "--reads-output", help="With --add: the kernel reads its output (C = alpha*A*B + beta*C): it starts from known "
+                           "random values instead of NaN, and the reference includes them.")]
 KernelsDir = Annotated[Path | None, typer.Option(
     "--kernels-dir", file_okay=False,
     help="A folder of your variants: DIR/<family>.toml lists them like kernels/<family>/family.toml does.")]
@@ -58,13 +66,13 @@ def json_target(value: str | None) -> Path | str | None:
 _VARIANT_PARAMS = [
     inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
     for name, annotation in (("define", Defines), ("add", Add), ("block", Block), ("tile", Tile), ("grid", Grid),
-                             ("kernels_dir", KernelsDir))
+                             ("args", Args), ("reads_output", ReadsOutput), ("kernels_dir", KernelsDir))
 ]
 
 
 def with_variant_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Give a command -D, --add, --block, --tile, --grid and --kernels-dir, declared here once; the
-    command receives them as `variant_options: VariantOptions`."""
+    """Give a command -D, --add, --block, --tile, --grid, --args, --reads-output and --kernels-dir, declared
+    here once; the command receives them as `variant_options: VariantOptions`."""
     signature = inspect.signature(func, eval_str=True)
     kept = [p for p in signature.parameters.values() if p.name != "variant_options"]
 

@@ -111,7 +111,7 @@ def build(family: FamilyArg = None, variants: Variants = None, arch: Arch = "sm_
             with err_console.status(f"nvcc -arch={arch}: {', '.join(variant_options.add)}", spinner="dots"):
                 for spec in variant_options.specs():
                     if spec.path is not None:  # always, with --add: only --kernels-dir alone names no file
-                        results += build_file(spec.path, arch, variant_options.defines())
+                        results += build_file(spec.path, arch, variant_options.defines(), spec.function)
             selection = []
         else:
             selection = variant_options.select(_families(family), variants)

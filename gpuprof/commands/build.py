@@ -10,9 +10,17 @@ from pathlib import Path
 from gpuprof.errors import UsageError
 from gpuprof.parsers.nvcc_resources import ResourceUsage, parse_ptxas
 from gpuprof.tools import nvcc
+from gpuprof.variants import cubin
 from gpuprof.variants.catalog import Family, Variant
-from gpuprof.variants.nvrtc import as_file_line, display_path, nvrtc_rejects
-from gpuprof.variants.user import kernel_declarations
+from gpuprof.variants.declarations import base_name, is_cpp_entry, kernel_declarations
+from gpuprof.variants.nvrtc import (
+    as_file_line,
+    compiler_defines,
+    display_path,
+    entry_points,
+    needs_host_headers,
+    nvrtc_rejects,
+)
 
 
 @dataclass(frozen=True)
@@ -28,14 +36,22 @@ def build_variant(family: Family, variant: Variant, arch: str) -> BuildResult:
     if not variant.is_cuda or variant.file is None or variant.kernel is None:
         kind = "a Triton variant (Triton compiles it at its first launch)" if variant.is_triton else "a vendor variant"
         raise ValueError(f"{variant.name} is {kind}; nothing for nvcc to compile")
-    done = nvcc.compile_report(variant.file, arch=arch, defines=variant.defines)
-    if done.returncode != 0:
-        return BuildResult(family.name, variant.name, variant.defines, None, _first_error(done.stderr, variant))
-    usages = {u.kernel: u for u in parse_ptxas(done.stderr, display_path(variant.file))}
-    usage = usages.get(variant.kernel)
+    entry = entry_points(variant)[variant.kernel]
+    if entry[1]:  # a C++ kernel or template instance: nvcc emits it through a generated file
+        compiled = cubin.compile_entries(variant.file, {entry[0]: True}, arch, compiler_defines(variant))
+        if compiled.returncode != 0:
+            return BuildResult(family.name, variant.name, variant.defines, None, _first_error(compiled.stderr, variant))
+        usage = compiled.usages.get(entry[0])
+    else:
+        done = nvcc.compile_report(variant.file, arch=arch, defines=compiler_defines(variant))
+        if done.returncode != 0:
+            return BuildResult(family.name, variant.name, variant.defines, None, _first_error(done.stderr, variant))
+        usage = {u.kernel: u for u in parse_ptxas(done.stderr, display_path(variant.file))}.get(variant.kernel)
     error = None if usage else (
-        f"entry point '{variant.kernel}' not found in {display_path(variant.file)} (extern \"C\"?)")
+        f"entry point '{entry[0]}' not found in {display_path(variant.file)} (extern \"C\"?)")
     rejected = None if error else nvrtc_rejects(variant, arch)
+    if rejected and needs_host_headers(rejected):
+        rejected = None  # `gpuprof run` compiles such a file with nvcc, as here
     if rejected:
         error = f"nvcc builds it, but NVRTC (what `gpuprof run` compiles with) does not: {rejected}"
     return BuildResult(family.name, variant.name, variant.defines, usage, error)
@@ -70,15 +86,19 @@ def build_family(family: Family, variants: list[Variant], arch: str, jobs: int =
         return list(pool.map(one, compiled))
 
 
-def build_file(path: Path, arch: str, defines: dict[str, int] | None = None) -> list[BuildResult]:
+def build_file(path: Path, arch: str, defines: dict[str, int] | None = None,
+               function: str | None = None) -> list[BuildResult]:
     """A student's .cu file with no family to check it against (`gpuprof build --add mine.cu`):
     one result per extern "C" kernel in it (a template's instances are reached through them), or
-    per entry ptxas compiled when the file declares none extern "C"."""
+    per entry ptxas compiled when the file declares none extern "C". With a function
+    (`--add sgemm.cuh:'sgemmWarptiling<128,...>'`), that kernel or template instance alone."""
     try:
         source = path.read_text()
     except OSError as exc:
         raise UsageError(f"--add {path}: cannot read it ({exc.strerror or exc})") from None
     defines = defines or {}
+    if function is not None:
+        return [_build_one(path, source, function, arch, defines)]
     done = nvcc.compile_report(path, arch=arch, defines=defines)
     if done.returncode != 0:
         return [BuildResult("-", path.stem, defines, None, _first_error(done.stderr, path))]
@@ -88,6 +108,23 @@ def build_file(path: Path, arch: str, defines: dict[str, int] | None = None) -> 
     if not shown:
         return [BuildResult("-", path.stem, defines, None, f"{path}: nvcc compiled no __global__ kernel")]
     return [BuildResult("-", f"{path.stem}:{u.kernel}", defines, u, None) for u in shown]
+
+
+def _build_one(path: Path, source: str, function: str, arch: str, defines: dict[str, int]) -> BuildResult:
+    """One named kernel of a file (a C++ name, a template instance or an extern "C" name)."""
+    declared = kernel_declarations(source).get(base_name(function))
+    if declared is None:
+        raise UsageError(f"{path} has no __global__ kernel '{base_name(function)}'; "
+                         f"found: {', '.join(kernel_declarations(source)) or 'none'}")
+    if declared.template_params is not None and "<" not in function:
+        raise UsageError(f"{path}:{declared.line}: {function} is a template; name an instance, e.g. "
+                         f"--add {path.name}:'{function}<...>'")
+    compiled = cubin.compile_entries(path, {function: is_cpp_entry(declared, function)}, arch, defines)
+    label = f"{path.stem}:{function}"
+    if compiled.returncode != 0:
+        return BuildResult("-", label, defines, None, _first_error(compiled.stderr, path))
+    usage = compiled.usages.get(function)
+    return BuildResult("-", label, defines, usage, None if usage else str(cubin.missing_entry(path, function)))
 
 
 def _first_error(stderr: str, variant: Variant | Path) -> str:

@@ -8,6 +8,7 @@ import secrets
 from gpuprof import families
 from gpuprof.families import _random
 from gpuprof.gpu import cupy, device_info
+from gpuprof.measure.check import starting_values
 from gpuprof.variants import catalog
 from gpuprof.variants.launch_plan import make_launch_factory
 from gpuprof.variants.sizes import clip
@@ -30,7 +31,9 @@ def launch_variant(family_name: str, variant_name: str, size: dict[str, int], *,
     size = clip(size, variant.max_size)
     inputs = host.make_inputs(size, secrets.randbits(63))
     out = host.make_output(size)
-    if plain_allocations and isinstance(out, cp.ndarray):
+    if variant.reads_output:  # it reads its output: known values, not NaN (nor, for initcheck, unwritten memory)
+        out[...] = starting_values(out, secrets.randbits(63))
+    elif plain_allocations and isinstance(out, cp.ndarray):
         # Under a sanitizer the output stays unwritten, so initcheck sees a kernel that reads it first.
         # (A host output, as the transfers family's, is the family's own page-aligned memory: kept.)
         out = cp.empty(out.shape, dtype=out.dtype)

@@ -17,7 +17,9 @@ from gpuprof.families.interface import FamilyHost
 from gpuprof.gpu import cupy, device_info
 from gpuprof.measure import device_ceilings, integrity, isolation, timing
 from gpuprof.measure.check import (
+    WRITES_ONLY,
     LaunchFactory,
+    OutputUse,
     Prepared,
     check_on_new_values,
     check_variant,
@@ -162,7 +164,8 @@ def run_variant(family: Family, variant: Variant, size: dict[str, int], policy: 
         launch_for = make_launch_factory(family, variant, host)
         emit("check")
         row.check, prepared = check_variant(host, variant, launch_for, [*family.check_sizes, row.size],
-                                            harness.stream, family.inplace, family.check_launches)
+                                            harness.stream, family.inplace, family.check_launches,
+                                            output_use(family, variant))
         if row.check.status == OK and not check_only:
             emit("time")
             refresh_inputs(host, prepared)  # values no launch has seen, and an unwritten output
@@ -183,6 +186,16 @@ def run_variant(family: Family, variant: Variant, size: dict[str, int], policy: 
         row.check = CheckResult(status=SKIPPED, reasons=[f"not run: {exc.message}"])
     cupy().get_default_memory_pool().free_all_blocks()
     return row
+
+
+def output_use(family: Family, variant: Variant) -> OutputUse:
+    """How the variant treats its output: the manifest's reads_output, and the family's scalars as
+    its `args` give them (their defaults without args: the family's own signature)."""
+    if not variant.is_cuda or (variant.args is None and not variant.reads_output):
+        return WRITES_ONLY
+    from gpuprof.variants.user import scalar_values
+
+    return OutputUse(variant.reads_output, scalar_values(family, variant) if variant.args is not None else {})
 
 
 def audit_timed_launches(check: CheckResult, host: FamilyHost, prepared: Prepared,

@@ -1,5 +1,5 @@
 """The host side of a kernel family: what gpuprof/families/<family>.py provides (FamilyModule, and the
-optional hooks Plan, Notes, ScaledError) and how callers use it (FamilyHost: the optional hooks'
+optional hooks Plan, Notes, Epilogue, ScaledError) and how callers use it (FamilyHost: the optional hooks'
 defaults in one place, so no caller probes a module for them)."""
 
 from __future__ import annotations
@@ -80,6 +80,15 @@ class Notes(Protocol):
         """Lines printed under the run table; `measured` is the device's measured limits (or None)."""
 
 
+class Epilogue(Protocol):
+    """The optional `epilogue` hook, for a family with named scalars (SCALARS): what a kernel that
+    takes them computes, from the family's plain reference (matmul: C = alpha*A*B + beta*C)."""
+
+    def __call__(self, ref: Any, start: Any, scalars: dict[str, float]) -> Any:
+        """The reference for these scalar values; `start` is the output's starting values (float64)
+        for a kernel that reads its output (reads_output), None otherwise."""
+
+
 class ScaledError(Protocol):
     """The optional `scaled_error` hook, for an output made of parts on different scales (mnist's
     loss, gradients and updated weights)."""
@@ -153,6 +162,24 @@ class FamilyHost:
         """How the check scales an output's error: "rms" (default) against max(|ref_i|, rms(ref));
         "element" each output against its own reference value (outputs that never cancel)."""
         return str(getattr(self.module, "ERROR_SCALE", "rms"))
+
+    @property
+    def SCALARS(self) -> dict[str, float]:
+        """The scalar arguments the family's reference understands, by name, with the values that
+        leave its plain operation (matmul: alpha = 1, beta = 0); {} (default): none."""
+        return dict(getattr(self.module, "SCALARS", {}))
+
+    def epilogue(self, ref: Any, start: Any, scalars: dict[str, float]) -> Any:
+        """The module's Epilogue applied; without one (no SCALARS), the plain reference."""
+        own: Epilogue | None = getattr(self.module, "epilogue", None)
+        return ref if own is None else own(ref, start, scalars)
+
+    def reads_start(self, scalars: dict[str, float]) -> bool:
+        """Whether, with these scalars, the reference depends on the output's starting values
+        (matmul: beta != 0), so a kernel taking them must read its output."""
+        import numpy as np
+
+        return bool(np.any(self.epilogue(np.zeros(1), np.ones(1), scalars) != 0))
 
     @property
     def scaled_error(self) -> ScaledError | None:

@@ -69,6 +69,21 @@ def reference(inputs: dict[str, Any], size: dict[str, int]) -> Any:
     return cp.matmul(inputs["A"].astype(cp.float64), inputs["B"].astype(cp.float64))
 
 
+# Scalars a kernel in BLAS's shape takes (C = alpha*A*B + beta*C, the tutorial's signature), with
+# the values that leave C = A*B; `args` fills them in this order (variants/arguments.py).
+SCALARS = {"alpha": 1.0, "beta": 0.0}
+
+
+def epilogue(ref: Any, start: Any, scalars: dict[str, float]) -> Any:
+    """alpha*A*B + beta*C0 from the float64 A*B; C0 (the output's starting values) only when the
+    kernel reads its output. beta != 0 without them cannot be checked (arguments refuse it)."""
+    alpha, beta = scalars.get("alpha", 1.0), scalars.get("beta", 0.0)
+    out = ref if alpha == 1.0 else alpha * ref
+    if start is not None and beta != 0.0:
+        out = out + beta * start
+    return out
+
+
 # vendor_launch calls (the manifest's `call`): torch.matmul with TF32 tensor cores off or on.
 _TF32_CALLS = {"torch.matmul": False, "torch.matmul.tf32": True}
 

@@ -14,6 +14,13 @@ writes zeros) cannot pass against its own mutation. After timing, the output of 
 launch is checked again (recheck_after_timing), so a kernel that only works on its first calls is
 caught there too.
 
+A kernel that reads its output (`reads_output`, e.g. C = alpha*A*B + beta*C) cannot start from
+NaN: its output starts from known random values instead, fresh before every launch, and the
+reference includes them (the family's epilogue). An element a launch leaves unwritten still holds
+its starting value, which the reference (almost surely) does not: it is counted as not written.
+After timing the output is checked again only where it does not feed back into itself (beta = 0):
+each timed launch reads what the one before wrote.
+
 Between the check and the timed launches, and again after timing, the inputs get new random values
 in the same arrays (refresh_inputs): a kernel that remembers what it computed for its buffers (a
 cache keyed on their addresses, filled on its first launch) returns the old result for the new
@@ -35,6 +42,35 @@ from gpuprof.families.interface import FamilyHost
 from gpuprof.gpu import cupy
 from gpuprof.results import OK, WRONG, CheckResult, size_label
 
+
+@dataclass(frozen=True)
+class OutputUse:
+    """How a variant treats the family's output: written only (NaN poison), or read first
+    (reads_output: known random starting values); scalars are the family's, as the kernel gets them."""
+
+    reads_output: bool = False
+    scalars: dict[str, float] = field(default_factory=dict)
+
+    def feeds_back(self, host: FamilyHost) -> bool:
+        """Whether each launch's result depends on the output it found (matmul: beta != 0)."""
+        return self.reads_output and host.reads_start(self.scalars)
+
+    def notes(self, host: FamilyHost) -> list[str]:
+        """What the check did for this variant beyond its usual method, for the footnote."""
+        if not self.reads_output:
+            return []
+        given = ", ".join(f"{k} = {v:g}" for k, v in self.scalars.items())
+        lines = [("reads its output: it started from known random values (fresh before every check launch), "
+                  f"the reference included them{f' ({given})' if given else ''}; an element left at its "
+                  "starting value counted as not written")]
+        if self.feeds_back(host):
+            lines.append("output after timing not compared: each timed launch reads what the one before wrote "
+                         "(inputs still compared; the timing audit for skipped work still ran)")
+        return lines
+
+
+WRITES_ONLY = OutputUse()
+
 # launch_for(inputs, out, size) -> launch(stream)
 LaunchFactory = Callable[[dict[str, Any], Any, dict[str, int]], Callable[[Any], None]]
 
@@ -53,6 +89,8 @@ class Prepared:
     size: dict[str, int]
     pristine: dict[str, Any] = field(default_factory=dict)
     tolerance: float = 0.0
+    use: OutputUse = WRITES_ONLY
+    start: Any = None  # the output's starting values before the launch (reads_output), else None
 
 
 def snapshot(inputs: dict[str, Any]) -> dict[str, Any]:
@@ -85,8 +123,9 @@ def settle(stream: Any) -> None:
 
 
 def repoison(host: FamilyHost, prepared: Prepared) -> None:
-    """Fill the output with the family's poison again, so timing starts from an unwritten output."""
-    poison_output(host, prepared.out, prepared.size)
+    """Fill the output with the family's poison again (or fresh starting values, for a kernel that
+    reads its output), so timing starts from an unwritten output."""
+    prepared.start = poison_output(host, prepared.out, prepared.size, prepared.use)
 
 
 def refresh_inputs(host: FamilyHost, prepared: Prepared) -> None:
@@ -101,7 +140,7 @@ def refresh_inputs(host: FamilyHost, prepared: Prepared) -> None:
             _write_into(prepared.inputs[name], value)
     del fresh
     prepared.pristine = snapshot(prepared.inputs)
-    poison_output(host, prepared.out, prepared.size)
+    repoison(host, prepared)
 
 
 def _write_into(target: Any, value: Any) -> None:
@@ -124,15 +163,44 @@ def check_on_new_values(host: FamilyHost, prepared: Prepared, launch_for: Launch
     launch(stream)
     settle(stream)
     label = size_label(prepared.size)
-    _err, why = judge(host, prepared.out, prepared.pristine, prepared.size, prepared.tolerance, label)
+    ref = expected(host, host.reference(prepared.pristine, prepared.size), prepared.use, prepared.start)
+    _err, why = judge(host, prepared.out, prepared.pristine, prepared.size, prepared.tolerance, label,
+                      ref=ref, start=prepared.start)
     return [f"wrong on new input values in the same buffers after timing: {reason.removeprefix(label + ': ')} "
             "(does it reuse a result computed for earlier inputs?)" for reason in why]
 
 
-def poison_output(host: FamilyHost, out: Any, size: dict[str, int]) -> None:
-    """The family's poison (NaN) into the existing output array, which the launch closure holds."""
+def poison_output(host: FamilyHost, out: Any, size: dict[str, int], use: OutputUse = WRITES_ONLY) -> Any:
+    """The family's poison (NaN) into the existing output array, which the launch closure holds; for
+    a kernel that reads its output, fresh known random values instead, returned (a copy)."""
     out[...] = host.make_output(size)
+    start = None
+    if use.reads_output:
+        start = starting_values(out, secrets.randbits(63))
+        out[...] = start
     cupy().cuda.Device().synchronize()  # made on the default stream; the launch's stream does not wait
+    return start
+
+
+def starting_values(out: Any, seed: int) -> Any:
+    """Known random values for an output a kernel reads: uniform in [-1, 1], in the output's type."""
+    cp = cupy()
+    rng = cp.random.default_rng(seed)
+    if out.dtype.kind == "c":
+        real = rng.uniform(-1.0, 1.0, out.shape) + 1j * rng.uniform(-1.0, 1.0, out.shape)
+        return real.astype(out.dtype)
+    if out.dtype.kind != "f":
+        raise ValueError(f"reads_output needs a floating-point output, not {out.dtype}")
+    return rng.uniform(-1.0, 1.0, out.shape).astype(out.dtype)
+
+
+def expected(host: FamilyHost, plain_ref: Any, use: OutputUse, start: Any) -> Any:
+    """The reference for one launch: the family's plain reference through its epilogue (the
+    scalars, and the starting values of an output the kernel reads)."""
+    if not use.scalars and start is None:
+        return plain_ref
+    start64 = None if start is None else start.astype(plain_ref.dtype)
+    return host.epilogue(plain_ref, start64, use.scalars)
 
 
 def scaled_error(out: Any, ref: Any, scale_by: str = "rms") -> tuple[float, int]:
@@ -147,14 +215,28 @@ def scaled_error(out: Any, ref: Any, scale_by: str = "rms") -> tuple[float, int]
     xp = np if isinstance(ref, np.ndarray) else cupy()  # NumPy too: the error models' CPU tests use it
     out64 = out.astype(xp.complex128 if out.dtype.kind == "c" else xp.float64)  # complex: FFT outputs
     not_written = int(xp.count_nonzero(xp.isnan(out64)))
-    if scale_by == "element":
-        scale = xp.maximum(xp.abs(ref), xp.finfo(xp.float64).tiny)  # ref_i = 0 needs out_i = 0 exactly
-    else:
-        rms = float(xp.sqrt(xp.mean(xp.abs(ref) ** 2))) if ref.size else 0.0
-        scale = xp.maximum(xp.abs(ref), rms if rms > 0 else 1.0)
-    err = xp.abs(out64 - ref) / scale
+    err = xp.abs(out64 - ref) / _scale(ref, scale_by)
     worst = float(xp.nanmax(err)) if out.size > not_written else float("nan")
     return worst, not_written
+
+
+def _scale(ref: Any, scale_by: str) -> Any:
+    xp = np if isinstance(ref, np.ndarray) else cupy()
+    if scale_by == "element":
+        return xp.maximum(xp.abs(ref), xp.finfo(xp.float64).tiny)  # ref_i = 0 needs out_i = 0 exactly
+    rms = float(xp.sqrt(xp.mean(xp.abs(ref) ** 2))) if ref.size else 0.0
+    return xp.maximum(xp.abs(ref), rms if rms > 0 else 1.0)
+
+
+def kept_start(out: Any, start: Any, ref: Any, tolerance: float, scale_by: str = "rms") -> int:
+    """Elements still holding their starting value, bit for bit, where the reference is not within
+    tolerance of it: outputs the launch did not write (a kernel that reads its output)."""
+    xp = np if isinstance(ref, np.ndarray) else cupy()
+    same = out == start
+    if not bool(xp.any(same)):
+        return 0
+    far = xp.abs(start.astype(ref.dtype) - ref) / _scale(ref, scale_by) > tolerance
+    return int(xp.count_nonzero(same & far))
 
 
 def worse(a: float, b: float) -> float:
@@ -163,8 +245,8 @@ def worse(a: float, b: float) -> float:
 
 
 def check_at(host: FamilyHost, launch_for: LaunchFactory, size: dict[str, int], stream: Any,
-             tolerance: float, inplace: bool = False,
-             launches: int = CHECK_LAUNCHES) -> tuple[float, list[str], Prepared]:
+             tolerance: float, inplace: bool = False, launches: int = CHECK_LAUNCHES,
+             use: OutputUse = WRITES_ONLY) -> tuple[float, list[str], Prepared]:
     """Launch `launches` times at one size, judging each; (worst scaled error, reasons it is
     wrong, the buffers of the last launch)."""
     if launches < 1:
@@ -172,49 +254,58 @@ def check_at(host: FamilyHost, launch_for: LaunchFactory, size: dict[str, int], 
     inputs = host.make_inputs(size, secrets.randbits(63))  # fresh inputs on every check
     pristine = snapshot(inputs)  # the reference must not see what the kernel did to its inputs
     out = host.make_output(size)  # NaN-poisoned: unwritten elements cannot pass
+    start = poison_output(host, out, size, use) if use.reads_output else None
     # Inputs and poison were made on CuPy's default stream; the timing stream does not wait for it.
     cupy().cuda.Device().synchronize()
     launch = launch_for(inputs, out, size)  # one launch closure, relaunched as timing relaunches it
     label = size_label(size)
-    ref = None
+    plain = None
     worst = 0.0
     reasons: list[str] = []
     for number in range(1, launches + 1):
         if number > 1:
-            restart(host, inputs, out, pristine, size, inplace)
+            start = restart(host, inputs, out, pristine, size, inplace, use)
         launch(stream)
         settle(stream)
-        if ref is None:
-            ref = host.reference(pristine, size)  # once per size, from the untouched inputs
+        if plain is None:
+            plain = host.reference(pristine, size)  # once per size, from the untouched inputs
         where = label if number == 1 else f"{label}: launch {number} of {launches}"
-        err, why = judge(host, out, pristine, size, tolerance, where, ref=ref)
+        err, why = judge(host, out, pristine, size, tolerance, where, ref=expected(host, plain, use, start),
+                         start=start)
         worst = worse(worst, err)
         if not reasons:
             reasons += why  # the first failing launch names the size's fault; later ones add nothing new
-    del ref
+    del plain
     if not inplace:
         changed = changed_inputs(inputs, pristine)
         if changed:
             reasons.append(f"{label}: modified its inputs ({', '.join(changed)}); the family reads them only")
-    return worst, reasons, Prepared(inputs, out, size, pristine, tolerance)
+    return worst, reasons, Prepared(inputs, out, size, pristine, tolerance, use, start)
 
 
 def restart(host: FamilyHost, inputs: dict[str, Any], out: Any, pristine: dict[str, Any], size: dict[str, int],
-            inplace: bool) -> None:
+            inplace: bool, use: OutputUse = WRITES_ONLY) -> Any:
     """Before a relaunch: an in-place family's inputs back as they were (copied into the same
-    arrays: the launch closure holds them), and the output poisoned again."""
+    arrays: the launch closure holds them), and the output poisoned again (its new starting values
+    returned, for a kernel that reads its output)."""
     if inplace:
         for name, before in pristine.items():
             inputs[name][...] = before
-    poison_output(host, out, size)
+    return poison_output(host, out, size, use)
 
 
 def judge(host: FamilyHost, out: Any, pristine: dict[str, Any], size: dict[str, int], tolerance: float,
-          label: str, ref: Any = None) -> tuple[float, list[str]]:
+          label: str, ref: Any = None, start: Any = None) -> tuple[float, list[str]]:
     """(worst scaled error, reasons) of one output against the float64 reference of the pristine
-    inputs; ref: that reference when the caller already has it (check_at judges several launches)."""
+    inputs; ref: that reference when the caller already has it (check_at judges several launches);
+    start: the output's starting values, for a kernel that reads its output."""
     if ref is None:
         ref = host.reference(pristine, size)
+    if start is not None and host.scaled_error is None:
+        kept = kept_start(out, start, ref, tolerance, host.ERROR_SCALE)
+        if kept:
+            reason = f"{label}: {kept} of {out.size} outputs not written (still hold their starting values)"
+            return float("nan"), [reason]
     own_scaling = host.scaled_error
     if own_scaling is not None:  # a family whose output has parts on different scales (mnist)
         err, not_written = own_scaling(out, ref, size)
@@ -236,7 +327,12 @@ def recheck_after_timing(host: FamilyHost, prepared: Prepared, stream: Any, inpl
     stale value here. Within tolerance is fine (atomics reorder sums from launch to launch)."""
     settle(stream)
     label = size_label(prepared.size)
-    _err, why = judge(host, prepared.out, prepared.pristine, prepared.size, prepared.tolerance, label)
+    if prepared.use.feeds_back(host):
+        why: list[str] = []  # each timed launch read the one before's output: no reference to hold it to
+    else:
+        ref = expected(host, host.reference(prepared.pristine, prepared.size), prepared.use, prepared.start)
+        _err, why = judge(host, prepared.out, prepared.pristine, prepared.size, prepared.tolerance, label,
+                          ref=ref, start=prepared.start)
     reasons = [f"result changed while timed: {reason.removeprefix(label + ': ')} after the last timed launch, "
                "on new input values in the same buffers" for reason in why]
     if not inplace:
@@ -247,9 +343,11 @@ def recheck_after_timing(host: FamilyHost, prepared: Prepared, stream: Any, inpl
 
 
 def check_variant(host: FamilyHost, variant: Any, launch_for: LaunchFactory, sizes: list[dict[str, int]],
-                  stream: Any, inplace: bool = False, launches: int | None = None) -> tuple[CheckResult, Prepared]:
+                  stream: Any, inplace: bool = False, launches: int | None = None,
+                  use: OutputUse = WRITES_ONLY) -> tuple[CheckResult, Prepared]:
     """Check at every size (the last one is the benchmark size); keep the last buffers for timing.
-    launches: per size, from the family's manifest; None is CHECK_LAUNCHES."""
+    launches: per size, from the family's manifest; None is CHECK_LAUNCHES. use: how the variant
+    treats its output (reads_output, the scalars it gets)."""
     launches = CHECK_LAUNCHES if launches is None else launches
     tolerance = 0.0
     worst = 0.0
@@ -259,11 +357,14 @@ def check_variant(host: FamilyHost, variant: Any, launch_for: LaunchFactory, siz
         if prepared is not None:
             prepared = None  # free the previous size's buffers first
         tolerance = host.tolerance(variant, size)  # may grow with the size (long sums)
-        err, why, prepared = check_at(host, launch_for, size, stream, tolerance, inplace, launches)
+        err, why, prepared = check_at(host, launch_for, size, stream, tolerance, inplace, launches, use)
         worst = worse(worst, err)
         reasons += why
     if prepared is None:
         raise ValueError("check_variant needs at least one size")
     status = WRONG if reasons else OK
+    if not use.reads_output and any("still NaN" in r for r in reasons) and use.scalars:
+        reasons.append("a kernel that reads its output turns the NaN poison into NaN results even where its "
+                       "scalar is 0 (0*NaN is NaN): add --reads-output (reads_output = true)")
     return CheckResult(status=status, max_rel_error=worst, tolerance=tolerance,
-                       sizes_checked=[dict(s) for s in sizes], reasons=reasons), prepared
+                       sizes_checked=[dict(s) for s in sizes], reasons=reasons, notes=use.notes(host)), prepared

@@ -156,6 +156,8 @@ def footer(table: RunTable, ceilings: Ceilings | None) -> list[str]:
                      "--timing cupti times the kernels themselves.")
     lines += _ceiling_lines(_figures(table), kind, ceilings)
     for r in table.rows:
+        for note in r.check.notes:
+            lines.append(f"{r.variant}: {note}")
         for reason in r.check.reasons:
             lines.append(f"{r.variant}: {reason}")
         if r.timing and r.timing.note:

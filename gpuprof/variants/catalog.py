@@ -11,7 +11,7 @@ from typing import Any
 
 from gpuprof.errors import InputError, UsageError
 from gpuprof.files import read_text
-from gpuprof.variants.expressions import Expr, evaluate
+from gpuprof.variants.expressions import Expr, evaluate, size_symbols
 
 _PACKAGED = Path(__file__).resolve().parents[1] / "_kernels"  # where a wheel puts kernels/ (pyproject force-include)
 _SOURCE_TREE = Path(__file__).resolve().parents[2] / "kernels"  # a checkout or an editable install
@@ -22,7 +22,8 @@ PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp64")  # the arithmetic a varian
 # What a variant's author expects to hold it back, in words ncu can check (analysis.ladder, docs/ladder.md):
 # a memory level's bandwidth, the compute pipe, or "latency" (far from every roof).
 LIMITERS = ("dram", "l2", "l1", "compute", "latency")
-_CUDA_ONLY_KEYS = ("kernel", "extra_kernels", "helpers", "block", "tile", "grid", "defines", "plan", "dynamic_smem")
+_CUDA_ONLY_KEYS = ("kernel", "extra_kernels", "helpers", "block", "tile", "grid", "defines", "plan", "dynamic_smem",
+                   "args", "reads_output")
 _VENDOR_KEYS = {"name", "technique", "vendor", "call", "precision", "error_model", "zero_output",
                "flop_count", "aliases", "options", "expected_efficiency", "expected_limiter",
                "launches_kernel"}
@@ -43,7 +44,16 @@ class Variant:
     extra_kernels: tuple[str, ...] = ()  # more entry points of the same file, for multi-kernel plans
     block: tuple[Expr, ...] = ()
     tile: tuple[Expr, ...] = ()
-    grid: str = "tiles"  # "tiles": ceil(extent / tile) per grid dim; "one": a single block; "per_sm:K"
+    grid: str = "tiles"  # "tiles": ceil(extent / tile) per grid dim; "one": a single block; "per_sm:K"; "expressions"
+    # grid = ["ceil(M/32)", "ceil(N/32)"]: one expression per grid axis (x first) over the defines and
+    # the size symbols (M, N, K or m, n, k), for a kernel whose axes are not the family's grid_dims.
+    grid_exprs: tuple[Expr, ...] = ()
+    # args = ["M", "N", "K", 1.0, "A", "B", 0.0, "C"]: how the kernel's parameters map to the family's
+    # buffers, sizes and scalars (variants/arguments.py); None: the family's own signature.
+    args: tuple[str | int | float, ...] | None = None
+    # The kernel reads its output (C = alpha*A*B + beta*C): it starts from known random values instead
+    # of NaN, and the reference includes them.
+    reads_output: bool = False
     defines: dict[str, int] = field(default_factory=dict)
     max_size: dict[str, int] | None = None  # a slow variant runs at min(size, max_size)
     # Bytes of dynamic shared memory per block (`extern __shared__`), an expression over the
@@ -93,6 +103,11 @@ class Variant:
 
     def tile_dims(self) -> tuple[int, ...]:
         return tuple(evaluate(e, self.defines) for e in self.tile)
+
+    def grid_dims(self, dims: tuple[str, ...], size: dict[str, int]) -> tuple[int, ...]:
+        """grid = [...] expressions at one size (the defines and the size symbols)."""
+        symbols = {**self.defines, **size_symbols(dims, size)}
+        return tuple(evaluate(e, symbols, "the defines and sizes") for e in self.grid_exprs)
 
     def dynamic_smem_bytes(self) -> int:
         return evaluate(self.dynamic_smem, self.defines)
@@ -269,6 +284,7 @@ def parse_variant(path: Path, index: int, data: dict[str, Any], *, user: bool = 
     helpers = m.str_table("helpers") if "helpers" in data else {}
     extra = tuple(m.str_list("extra_kernels")) if "extra_kernels" in data else ()
     kernel = m.text("kernel")
+    grid, grid_exprs = _grid(m, data)
     return Variant(
         name=name,
         technique=m.text("technique"),
@@ -280,13 +296,36 @@ def parse_variant(path: Path, index: int, data: dict[str, Any], *, user: bool = 
         plan=m.text("plan") if "plan" in data else None,
         block=tuple(m.expr_list("block")),
         tile=tuple(m.expr_list("tile")) if "tile" in data else (),
-        grid=str(data.get("grid", "tiles")),
+        grid=grid,
+        grid_exprs=grid_exprs,
+        args=_args(m, data),
+        reads_output=m.flag("reads_output", default=False),
         defines=dict(defines),
         max_size=m.size("max_size") if "max_size" in data else None,
         dynamic_smem=m.expr("dynamic_smem") if "dynamic_smem" in data else 0,
         user=user,
         **common,
     )
+
+
+def _grid(m: _Manifest, data: dict[str, Any]) -> tuple[str, tuple[Expr, ...]]:
+    """`grid = "tiles" | "one" | "per_sm:K"`, or a list of expressions, one per grid axis."""
+    value = data.get("grid", "tiles")
+    if isinstance(value, list):
+        return "expressions", tuple(m.expr_list("grid"))
+    return str(value), ()
+
+
+def _args(m: _Manifest, data: dict[str, Any]) -> tuple[str | int | float, ...] | None:
+    """`args = ["M", "N", "K", 1.0, "A", "B", 0.0, "C"]`: names and numbers, checked against the
+    kernel where its source is read (variants/user.py)."""
+    if "args" not in data:
+        return None
+    value = data["args"]
+    if not isinstance(value, list) or not value or not all(
+            isinstance(x, (str, int, float)) and not isinstance(x, bool) and x != "" for x in value):
+        raise m.fail("args", 'must be a list of names and numbers, e.g. ["M", "N", "K", 1.0, "A", "B", 0.0, "C"]')
+    return tuple(value)
 
 
 def _common_keys(m: _Manifest, data: dict[str, Any]) -> dict[str, Any]:
@@ -367,13 +406,30 @@ def check_geometry(path: Path | str, family: Family, v: Variant) -> None:
     block, tile = v.block_dims(), v.tile_dims()
     if not 1 <= block[0] * block[1] * block[2] <= 1024 or min(block) < 1:
         raise InputError(f"{path}: variant {v.name!r}: block {block} must have 1..1024 threads")
+    if v.grid == "expressions":
+        _check_grid_expressions(path, family, v)
     if v.grid == "tiles" and (len(tile) != len(family.grid_dims) or min(tile, default=0) < 1):
         raise InputError(
             f"{path}: variant {v.name!r}: tile must give {len(family.grid_dims)} positive extents "
             f"(along {list(family.grid_dims)})"
         )
-    if v.grid not in ("tiles", "one") and not v.grid.startswith("per_sm:"):
-        raise InputError(f"{path}: variant {v.name!r}: grid must be 'tiles', 'one' or 'per_sm:K'")
+    if v.grid not in ("tiles", "one", "expressions") and not v.grid.startswith("per_sm:"):
+        raise InputError(f"{path}: variant {v.name!r}: grid must be 'tiles', 'one', 'per_sm:K' or a list of "
+                         "expressions such as [\"ceil(M/32)\", \"ceil(N/32)\"]")
+
+
+def _check_grid_expressions(path: Path | str, family: Family, v: Variant) -> None:
+    """Grid expressions evaluate, at every check size and the default one, to 1..3 positive extents."""
+    if not 1 <= len(v.grid_exprs) <= 3:
+        raise InputError(f"{path}: variant {v.name!r}: grid gives {len(v.grid_exprs)} axes; a grid has 1 to 3")
+    for size in (*family.check_sizes, family.default_size):
+        try:
+            dims = v.grid_dims(family.dims, size)
+        except (ValueError, ZeroDivisionError) as exc:
+            raise InputError(f"{path}: variant {v.name!r}: 'grid' {exc}") from None
+        if min(dims) < 1:
+            raise InputError(f"{path}: variant {v.name!r}: grid {list(v.grid_exprs)} gives {dims} at size "
+                             f"{size}; every axis needs at least one block")
 
 
 class _Manifest:

@@ -1,38 +1,102 @@
-"""Integer arithmetic over a variant's defines: the manifest's geometry expressions (block, tile,
-dynamic_smem), e.g. "(BM*BN)/(TM*TN)". Parsed with ast and walked by hand, so nothing but + - * /,
-parentheses, integers and define names can run."""
+"""Integer arithmetic over a variant's defines (and, for a launch grid, the size symbols): the
+manifest's geometry expressions (block, tile, dynamic_smem, grid), e.g. "(BM*BN)/(TM*TN)" or
+"ceil(M/32)". Parsed with ast and walked by hand, so nothing but + - * /, parentheses, integers,
+names and the functions ceil, floor, cdiv, min and max can run.
+
+`/` divides integers as the C preprocessor does (7 / 2 is 3), except inside ceil() and floor(),
+whose argument is computed exactly: ceil(M/32) is the number of 32-wide tiles covering M."""
 
 from __future__ import annotations
 
 import ast
+import math
 import operator
+from fractions import Fraction
 
 Expr = int | str  # a manifest value: an integer, or an arithmetic string over the defines
 
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
         ast.FloorDiv: operator.floordiv, ast.Div: operator.floordiv}
+_EXACT_OPS = {**_OPS, ast.Div: operator.truediv}
+FUNCTIONS = ("ceil", "floor", "cdiv", "min", "max")
 
 
-def evaluate(expr: Expr, defines: dict[str, int]) -> int:
-    """Integer arithmetic over define names, e.g. "(BM*BN)/(TM*TN)"; nothing else is allowed."""
+def evaluate(expr: Expr, defines: dict[str, int], names: str = "the defines") -> int:
+    """Integer arithmetic over names, e.g. "(BM*BN)/(TM*TN)" or "ceil(M/BM)"; nothing else is
+    allowed. `names` says what the names are, for the error message."""
     if isinstance(expr, int):
         return expr
 
-    def walk(node: ast.AST) -> int:
+    def call(node: ast.Call, exact: bool) -> Fraction | int:
+        if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS or node.keywords:
+            raise ValueError(f"{expr!r}: only + - * / ( ), integers, names and the functions "
+                             f"{', '.join(FUNCTIONS)} are allowed")
+        name, args = node.func.id, node.args
+        if name in ("ceil", "floor"):
+            if len(args) != 1:
+                raise ValueError(f"{expr!r}: {name}() takes one argument, e.g. {name}(M/32)")
+            value = Fraction(walk(args[0], exact=True))
+            return math.ceil(value) if name == "ceil" else math.floor(value)
+        values = [walk(a, exact) for a in args]
+        if name == "cdiv":
+            if len(values) != 2:
+                raise ValueError(f"{expr!r}: cdiv() takes two arguments, e.g. cdiv(M, 32)")
+            return -((-values[0]) // values[1])
+        if not values:
+            raise ValueError(f"{expr!r}: {name}() needs at least one argument")
+        return min(values) if name == "min" else max(values)
+
+    def walk(node: ast.AST, exact: bool = False) -> Fraction | int:
         if isinstance(node, ast.Expression):
-            return walk(node.body)
+            return walk(node.body, exact)
         if isinstance(node, ast.Constant) and type(node.value) is int:
             return node.value
         if isinstance(node, ast.Name):
             if node.id not in defines:
-                raise ValueError(f"{expr!r} uses {node.id}, which is not among the defines {sorted(defines)}")
+                raise ValueError(f"{expr!r} uses {node.id}, which is not among {names} {sorted(defines)}")
             return defines[node.id]
         if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-            return _OPS[type(node.op)](walk(node.left), walk(node.right))
-        raise ValueError(f"{expr!r}: only + - * / ( ), integers and define names are allowed")
+            ops = _EXACT_OPS if exact else _OPS
+            left, right = walk(node.left, exact), walk(node.right, exact)
+            if isinstance(node.op, ast.Div) and exact:
+                return Fraction(left) / Fraction(right)
+            return ops[type(node.op)](left, right)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -walk(node.operand, exact)
+        if isinstance(node, ast.Call):
+            return call(node, exact)
+        raise ValueError(f"{expr!r}: only + - * / ( ), integers, names and {', '.join(FUNCTIONS)}() are allowed")
 
     try:
         tree = ast.parse(str(expr), mode="eval")
     except SyntaxError:
         raise ValueError(f"{expr!r} is not an arithmetic expression") from None
-    return walk(tree)
+    value = walk(tree)
+    if isinstance(value, Fraction):  # an exact quotient left outside ceil()/floor(): C's integer division
+        value = math.floor(value)
+    return int(value)
+
+
+def size_symbols(dims: tuple[str, ...] | list[str], size: dict[str, int]) -> dict[str, int]:
+    """A size's dimensions by name as expressions and --args write them: the family's own names
+    (m, n, k) and their upper-case forms (M, N, K)."""
+    return {**{d: size[d] for d in dims}, **{d.upper(): size[d] for d in dims}}
+
+
+def split_top_level(text: str) -> list[str]:
+    """'ceil(M/32),cdiv(N, 32)' -> ['ceil(M/32)', 'cdiv(N, 32)']: commas inside parentheses stay."""
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for ch in text:
+        if ch in "(<":
+            depth += 1
+        elif ch in ")>":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(current).strip())
+            current = []
+        else:
+            current.append(ch)
+    parts.append("".join(current).strip())
+    return parts

@@ -7,8 +7,10 @@ from typing import Any
 
 from gpuprof.families.interface import UNTIMED_RESET, FamilyHost
 from gpuprof.gpu import cupy, device_info
-from gpuprof.variants import nvrtc, ranges
+from gpuprof.variants import arguments, nvrtc, ranges
 from gpuprof.variants.catalog import Family, Variant
+from gpuprof.variants.declarations import parameters
+from gpuprof.variants.expressions import size_symbols
 from gpuprof.variants.sizes import grid_for
 
 
@@ -51,6 +53,7 @@ def make_launch_factory(family: Family, variant: Variant, host: FamilyHost, *, n
     shared_mem = variant.dynamic_smem_bytes()
     if shared_mem:  # over 48 KB only after the kernel's limit is raised (once per compiled kernel)
         kernel.function.max_dynamic_shared_size_bytes = shared_mem
+    slots = _call_slots(family, variant)
 
     def kernel_for(inputs, out, size):
         grid = grid_for(family, variant, size)
@@ -58,6 +61,8 @@ def make_launch_factory(family: Family, variant: Variant, host: FamilyHost, *, n
         if plan is not None:  # the family launches this variant its own way (several kernels, workspace)
             return wrap(plan(variant, kernel.functions, inputs, out, size, LaunchContext(grid, block, shared_mem)), out)
         args = host.kernel_args(inputs, out, size)
+        if slots is not None:  # the manifest's or --args' mapping onto the kernel's own parameters
+            args = mapped_args(family, slots, args, size)
 
         def launch(stream: Any) -> None:
             kernel.function(grid, block, args, stream=stream, shared_mem=shared_mem)
@@ -65,6 +70,20 @@ def make_launch_factory(family: Family, variant: Variant, host: FamilyHost, *, n
         return wrap(launch, out)
 
     return kernel_for
+
+
+def _call_slots(family: Family, variant: Variant) -> tuple[arguments.Slot, ...] | None:
+    if variant.args is None:
+        return None
+    from gpuprof.variants.user import call_slots
+
+    return call_slots(family, variant)
+
+
+def mapped_args(family: Family, slots: tuple[arguments.Slot, ...], family_args: tuple, size: dict[str, int]) -> tuple:
+    """The kernel's arguments from the family's own (named by its signature) and the size symbols."""
+    names = [name for _, name in parameters(family.signature)]
+    return arguments.bind(slots, {**size_symbols(family.dims, size), **dict(zip(names, family_args))})
 
 
 def vendor_call(variant: Variant) -> str:

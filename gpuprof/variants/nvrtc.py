@@ -11,11 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpuprof.errors import InputError
+from gpuprof.errors import EnvironmentProblem, InputError
 from gpuprof.files import read_source
 from gpuprof.gpu import cupy, device_info
 from gpuprof.paths import CACHE_DIR
+from gpuprof.variants import cubin
 from gpuprof.variants.catalog import Variant, kernels_root
+from gpuprof.variants.declarations import base_name, instance_name, is_cpp_entry, kernel_declarations, template_defines
 
 
 @dataclass(frozen=True)
@@ -35,8 +37,28 @@ def display_path(source: Path) -> str:
         return str(source.resolve())
 
 
+def compiler_defines(variant: Variant) -> dict[str, int]:
+    """The defines passed to the compiler as -D: all but those a template's name expression takes
+    as its arguments (`kernel = "k<BM, BN>"`), which would rewrite the template's parameter names."""
+    used = template_defines(variant.kernel or "", variant.defines)
+    return {k: v for k, v in variant.defines.items() if k not in used}
+
+
+def entry_points(variant: Variant) -> dict[str, tuple[str, bool]]:
+    """Each kernel the variant launches, by the name its manifest gives: (the name to compile it
+    by, whether that is a C++ name). A template's name expression gets the defines it names."""
+    assert variant.file is not None and variant.kernel is not None
+    declared = kernel_declarations(read_source(variant.file))
+    out = {}
+    for name in (variant.kernel, *variant.extra_kernels):
+        found = declared.get(base_name(name))
+        cpp = found is not None and is_cpp_entry(found, name)
+        out[name] = (instance_name(name, variant.defines) if cpp else name, cpp)
+    return out
+
+
 def nvrtc_options(variant: Variant, extra: tuple[str, ...] = ()) -> tuple[str, ...]:
-    defines = tuple(f"-D{k}={v}" for k, v in sorted(variant.defines.items()))
+    defines = tuple(f"-D{k}={v}" for k, v in sorted(compiler_defines(variant).items()))
     # The variant's own folder is on the include path: a family's shared header (e.g.
     # kernels/scan/scan_propagate.cuh) is #include "..."-d as nvcc finds it beside the file.
     include = (f"-I{variant.file.resolve().parent}",) if variant.file is not None else ()
@@ -81,6 +103,9 @@ def nvrtc_rejects(variant: Variant, arch: str) -> str | None:
     if nvrtc is None or variant.file is None or not re.fullmatch(r"(sm|compute)_\d+[af]?", arch):
         return None
     program = nvrtc.createProgram(nvrtc_source(variant), variant.file.name, [], [])
+    for compiled_name, cpp in entry_points(variant).values():
+        if cpp:  # a template is compiled only where an instance is named
+            nvrtc.addNameExpression(program, compiled_name)
     try:
         nvrtc.compileProgram(program, [*nvrtc_options(variant), f"-arch={arch}"])
         return None
@@ -100,12 +125,18 @@ def compile_variant(variant: Variant) -> CompiledKernel:
     device_info()  # fail with 'no GPU' before NVRTC complains about the architecture
     source = nvrtc_source(variant)
     options = nvrtc_options(variant)
+    entries = entry_points(variant)
+    cpp_names = [compiled for compiled, cpp in entries.values() if cpp]
     try:
-        with one_compiler_at_a_time(source, options):
-            module = cp.RawModule(code=source, options=options, backend="nvrtc")
-            functions = {name: module.get_function(name) for name in (variant.kernel, *variant.extra_kernels)}
+        with one_compiler_at_a_time(source, options + tuple(cpp_names)):
+            module = cp.RawModule(code=source, options=options, backend="nvrtc", name_expressions=cpp_names or None)
+            functions = {name: module.get_function(compiled) for name, (compiled, _) in entries.items()}
     except cp.cuda.compiler.CompileException as exc:
-        raise InputError(f"{display_path(variant.file)} does not compile: {_first_error(str(exc))}") from None
+        error = _first_error(str(exc))
+        if not needs_host_headers(error):
+            raise InputError(f"{display_path(variant.file)} does not compile: {error}") from None
+        functions = _from_cubin(variant, entries, error)
+        options = ("nvcc", *options)
     except cp.cuda.driver.CUDADriverError as exc:
         kernels = [variant.kernel, *variant.extra_kernels]
         raise InputError(
@@ -113,6 +144,31 @@ def compile_variant(variant: Variant) -> CompiledKernel:
             "is it declared extern \"C\" __global__?"
         ) from None
     return CompiledKernel(variant.name, variant.kernel, functions[variant.kernel], options, functions)
+
+
+def needs_host_headers(nvrtc_error: str) -> bool:
+    """NVRTC stopped at a header it does not have (<cstdio>, <cassert>, <cuda_runtime.h>, ...): the
+    file is for nvcc, which compiles it (cubin.py)."""
+    return "cannot open source file" in nvrtc_error
+
+
+def _from_cubin(variant: Variant, entries: dict[str, tuple[str, bool]], nvrtc_error: str) -> dict[str, Any]:
+    """The variant's kernels from an nvcc cubin, for a file NVRTC cannot compile."""
+    assert variant.file is not None
+    if not cubin.nvcc_available():
+        raise EnvironmentProblem(f"{display_path(variant.file)} does not compile with NVRTC ({nvrtc_error}), and "
+                                 "nvcc, which compiles files with host headers, is not on PATH")
+    wanted = dict(entries.values())
+    compiled = cubin.cached_cubin(variant.file, wanted, device_info().arch, compiler_defines(variant))
+    if compiled.cubin is None:
+        raise InputError(f"{display_path(variant.file)} does not compile with nvcc: {_first_error(compiled.stderr)}")
+    module = cupy().RawModule(path=str(compiled.cubin))
+    functions = {}
+    for name, (compiled_name, _) in entries.items():
+        if compiled_name not in compiled.symbols:
+            raise cubin.missing_entry(variant.file, compiled_name)
+        functions[name] = module.get_function(compiled.symbols[compiled_name])
+    return functions
 
 
 @contextmanager

@@ -1,5 +1,5 @@
-"""Which variants a command runs: -D, --add (with --block/--tile/--grid) and --kernels-dir, as typed,
-and the one rule that turns them and --variants into each family's chosen variants.
+"""Which variants a command runs: -D, --add (with --block/--tile/--grid/--args/--reads-output) and
+--kernels-dir, as typed, and the one rule that turns them and --variants into each family's chosen variants.
 
 Light on purpose (the variant modules are imported where they are used): the CLI builds this object
 while it parses its options, before `--help` or `list` would need anything else.
@@ -44,6 +44,8 @@ class VariantOptions:
     block: str | None = None
     tile: str | None = None
     grid: str | None = None
+    args: str | None = None
+    reads_output: bool | None = None
     kernels_dir: Path | None = None
 
     @property
@@ -63,10 +65,11 @@ class VariantOptions:
         from gpuprof.variants.user import AddSpec, parse_add
 
         if not self.add:
-            if self.block or self.tile or self.grid:
-                raise UsageError("--block, --tile and --grid go with --add FILE")
+            if self.block or self.tile or self.grid or self.args is not None or self.reads_output:
+                raise UsageError("--block, --tile, --grid, --args and --reads-output go with --add FILE")
             return [AddSpec(None, kernels_dir=self.kernels_dir)] if self.kernels_dir is not None else []
-        return [replace(parse_add(a, self.block, self.tile, self.grid), kernels_dir=self.kernels_dir) for a in self.add]
+        return [replace(parse_add(a, self.block, self.tile, self.grid, self.args, bool(self.reads_output)),
+                        kernels_dir=self.kernels_dir) for a in self.add]
 
     def cli_args(self) -> tuple[str, ...]:
         """The options a child process needs to load the user's variants again."""

@@ -67,6 +67,8 @@ def clip(size: dict[str, int], cap: dict[str, int] | None) -> dict[str, int]:
 def grid_for(family: Family, variant: Variant, size: dict[str, int]) -> tuple[int, ...]:
     if variant.grid == "one":
         return (1,)
+    if variant.grid == "expressions":
+        return variant.grid_dims(family.dims, size)
     if variant.grid.startswith("per_sm:"):
         return (device_info().sm_count * int(variant.grid.split(":", 1)[1]),)
     return tuple(math.ceil(size[d] / t) for d, t in zip(family.grid_dims, variant.tile_dims()))

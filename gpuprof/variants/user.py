@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import re
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -13,39 +12,17 @@ from gpuprof import families
 from gpuprof.errors import InputError, UsageError
 from gpuprof.families import _keys
 from gpuprof.files import read_source, read_text
+from gpuprof.variants import arguments
 from gpuprof.variants.catalog import Family, Variant, check_geometry, parse_variant, validate_variants
-
-# An entry point as the built-ins declare it: `extern "C" __global__ void [__launch_bounds__(...)] name(params)`;
-# `__launch_bounds__` may also stand before `void`, and its arguments may hold one level of parentheses.
-_BOUNDS = r'__launch_bounds__\s*\((?P<{}>(?:[^()]|\([^()]*\))*)\)\s*'
-KERNEL_DECLARATION = re.compile(
-    r'extern\s+"C"\s+__global__\s+' + "(?:" + _BOUNDS.format("bounds_before") + ")?"
-    + r"void\s+" + "(?:" + _BOUNDS.format("bounds") + ")?"
-    + r"(?!__launch_bounds__\b)(?P<name>[A-Za-z_]\w*)\s*\((?P<params>[^)]*)\)",
-    re.DOTALL,
+from gpuprof.variants.declarations import (  # noqa: F401  # re-exported: user.kernel_declarations is public
+    KERNEL_DECLARATION,
+    KernelDeclaration,
+    base_name,
+    instantiated_parameters,
+    kernel_declarations,
+    parameter_types,
 )
-_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
-
-
-@dataclass(frozen=True)
-class KernelDeclaration:
-    """One extern "C" __global__ entry point found in a source file."""
-
-    name: str
-    params: str
-    bounds: str | None  # the __launch_bounds__ arguments, as written
-    line: int
-
-
-def kernel_declarations(source: str) -> dict[str, KernelDeclaration]:
-    """Every extern "C" __global__ kernel in a .cu source, by name (comments ignored; lines kept)."""
-    code = _COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), source)
-    found = {}
-    for m in KERNEL_DECLARATION.finditer(code):
-        bounds = m.group("bounds") if m.group("bounds") is not None else m.group("bounds_before")
-        found[m.group("name")] = KernelDeclaration(m.group("name"), m.group("params"), bounds,
-                                                   code.count("\n", 0, m.start("name")) + 1)
-    return found
+from gpuprof.variants.expressions import split_top_level
 
 
 @dataclass(frozen=True)
@@ -59,6 +36,8 @@ class AddSpec:
     tile: tuple[int, ...] | None = None
     grid: str | None = None
     kernels_dir: Path | None = None
+    args: tuple[str | int | float, ...] | None = None  # --args: the kernel's parameters as family names and numbers
+    reads_output: bool = False  # --reads-output: the kernel reads C (C = alpha*A*B + beta*C)
 
     def cli_args(self) -> list[str]:
         """The same options again, for the child process a profiler or sanitizer starts."""
@@ -73,12 +52,33 @@ class AddSpec:
             args += ["--tile", ",".join(map(str, self.tile))]
         if self.grid:
             args += ["--grid", self.grid]
+        if self.args is not None:
+            args += ["--args", ",".join(map(str, self.args))]
+        if self.reads_output:
+            args += ["--reads-output"]
         return args
 
 
-def parse_add(text: str, block: str | None = None, tile: str | None = None, grid: str | None = None) -> AddSpec:
+def parse_add(text: str, block: str | None = None, tile: str | None = None, grid: str | None = None,
+              args: str | None = None, reads_output: bool = False) -> AddSpec:
     path_text, _, function = text.partition(":") if not Path(text).is_file() else (text, "", "")
-    return AddSpec(Path(path_text), function or None, _dims("--block", block), _dims("--tile", tile), grid)
+    try:
+        mapping = arguments.parse_option(args) if args is not None else None
+    except arguments.ArgsError as exc:
+        raise UsageError(str(exc)) from None
+    return AddSpec(Path(path_text), function.strip() or None, _dims("--block", block), _dims("--tile", tile), grid,
+                   args=mapping, reads_output=reads_output)
+
+
+def grid_option(text: str) -> tuple[str, tuple[str, ...]]:
+    """--grid: 'one', 'per_sm:K', 'tiles', or expressions per axis ('ceil(M/32),ceil(N/32)')."""
+    if text in ("one", "tiles") or text.startswith("per_sm:"):
+        return text, ()
+    exprs = tuple(split_top_level(text))
+    if not all(exprs):
+        raise UsageError(f"bad --grid '{text}': write 'one', 'per_sm:K' or an expression per axis, "
+                         "e.g. 'ceil(M/32),ceil(N/32)'")
+    return "expressions", exprs
 
 
 def _dims(option: str, text: str | None) -> tuple[int, ...] | None:
@@ -91,17 +91,6 @@ def _dims(option: str, text: str | None) -> tuple[int, ...] | None:
     if not dims or min(dims) < 1:
         raise UsageError(f"bad {option} '{text}': dimensions must be positive")
     return dims
-
-
-def parameter_types(params: str) -> list[str]:
-    """'const float* __restrict__ A, int n' -> ['const float*', 'int']: the types, names dropped."""
-    out = []
-    for param in filter(None, (p.strip() for p in params.split(","))):
-        words = param.replace("*", " * ").replace("__restrict__", " ").split()
-        if len(words) > 1 and words[-1] != "*":
-            words = words[:-1]  # the parameter's name
-        out.append(" ".join(words).replace(" *", "*"))
-    return out
 
 
 def add_to_family(family: Family, spec: AddSpec | Sequence[AddSpec] | None) -> tuple[Family, list[Variant]]:
@@ -172,7 +161,8 @@ def load_kernels_dir(directory: Path, family: Family) -> list[Variant]:
     for variant in variants:
         if variant.is_cuda:  # a Triton variant (language = "triton") brings its own launch
             assert variant.file is not None  # validate_variants: every non-vendor variant has a file that exists
-            _kernel_in(variant.file, read_source(variant.file), family, variant.kernel)
+            _kernel_in(variant.file, read_source(variant.file), family, variant.kernel, variant.args is not None)
+            check_call(path, family, variant, read_source(variant.file))
     return variants
 
 
@@ -181,37 +171,81 @@ def to_variant(family: Family, spec: AddSpec) -> Variant:
     path = spec.path
     assert path is not None  # a spec without --add only names a kernels-dir; add_to_family skips it
     source = read_source(path, "--add")
-    name = _kernel_in(path, source, family, spec.function)
+    name = _kernel_in(path, source, family, spec.function, spec.args is not None)
     base = family.variant(family.baseline)
+    grid, grid_exprs = grid_option(spec.grid) if spec.grid else (base.grid if not spec.tile else "tiles", ())
     variant = Variant(
         name=path.stem, technique=f"your variant ({path.name})", file=path.resolve(), kernel=name,
         block=spec.block or base.block, tile=spec.tile or (base.tile if not spec.grid else ()),
-        grid=spec.grid or (base.grid if not spec.tile else "tiles"),
+        grid=grid, grid_exprs=grid_exprs, args=spec.args, reads_output=spec.reads_output,
         defines=dict(base.defines) if not spec.block else {}, user=True,
     )
     try:
         check_geometry(f"--add {path}", family, variant)
+        check_call(f"--add {path}", family, variant, source, "--args")
     except InputError as exc:
         raise UsageError(exc.message) from None
     return variant
 
 
-def _kernel_in(path: Path, source: str, family: Family, function: str | None) -> str:
-    """The entry point's name; it must exist (extern "C") and take the family's parameters."""
+def _kernel_in(path: Path, source: str, family: Family, function: str | None, mapped: bool = False) -> str:
+    """The entry point's name (or name expression); it must exist and, unless its arguments are
+    mapped (`args`), take the family's parameters."""
     kernels = kernel_declarations(source)
     if not kernels:
-        raise InputError(
-            f'{path}: no extern "C" __global__ kernel found; declare it extern "C" so gpuprof can find it')
+        raise InputError(f"{path}: no __global__ kernel found")
     name = function or (next(iter(kernels)) if len(kernels) == 1 else None)
     if name is None:
         raise UsageError(
             f"{path} has several kernels ({', '.join(kernels)}); name one: --add {path}:{next(iter(kernels))}")
-    if name not in kernels:
-        raise UsageError(f"{path} has no extern \"C\" __global__ kernel '{name}'; found: {', '.join(kernels)}")
-    declaration = kernels[name]
+    if base_name(name) not in kernels:
+        raise UsageError(f"{path} has no __global__ kernel '{base_name(name)}'; found: {', '.join(kernels)}")
+    declaration = kernels[base_name(name)]
+    if declaration.template_params is not None and "<" not in name:
+        raise UsageError(f"{path}:{declaration.line}: {name} is a template; name an instance, "
+                         f"e.g. --add {path.name}:'{name}<...>' with its template arguments")
+    if mapped:
+        return name
     want = parameter_types(family.signature)
-    got = parameter_types(declaration.params)
+    got = [kind for kind, _ in instantiated_parameters(declaration, name)]
     if got != want:
         raise InputError(f"{path}:{declaration.line}: {family.name} kernels take ({', '.join(want)}); "
-                         f"{name} takes ({', '.join(got)})")
+                         f"{base_name(name)} takes ({', '.join(got)}); map them with --args "
+                         "(or args = [...] in a manifest)")
     return name
+
+
+def check_call(where: Path | str, family: Family, variant: Variant, source: str, what: str = "args") -> None:
+    """The variant's `args` against its kernel's parameter list, and its output contract against
+    the family's scalars: both before any launch."""
+    if variant.args is not None:
+        try:
+            call_slots(family, variant, source, what)
+        except arguments.ArgsError as exc:
+            raise InputError(f"{where}: {exc}") from None
+    scalars = scalar_values(family, variant, source)
+    host = families.host(family.name)
+    if not variant.reads_output and host.reads_start(scalars):
+        given = ", ".join(f"{k} = {v:g}" for k, v in scalars.items() if v != host.SCALARS.get(k))
+        raise InputError(f"{where}: {given} makes the kernel read its output; "
+                         "add --reads-output (reads_output = true in a manifest)")
+
+
+def call_slots(family: Family, variant: Variant, source: str | None = None,
+               what: str = "args") -> tuple[arguments.Slot, ...] | None:
+    """The variant's argument mapping resolved against its kernel's parameters (None: the family's
+    own signature); ArgsError names the first position that does not fit."""
+    if variant.args is None or variant.file is None or variant.kernel is None:
+        return None
+    declaration = kernel_declarations(source if source is not None else read_source(variant.file))[
+        base_name(variant.kernel)]
+    params = instantiated_parameters(declaration, variant.kernel)
+    return arguments.resolve(variant.args, base_name(variant.kernel), params, family.signature, family.dims,
+                             families.host(family.name).SCALARS, what)
+
+
+def scalar_values(family: Family, variant: Variant, source: str | None = None) -> dict[str, float]:
+    """The family's scalars as this variant's kernel gets them (its defaults without `args`)."""
+    slots = call_slots(family, variant, source)
+    defaults = families.host(family.name).SCALARS
+    return arguments.scalar_values(slots, defaults) if slots is not None else defaults

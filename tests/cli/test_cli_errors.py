@@ -143,7 +143,8 @@ BAD_KERNEL_DIRS = {
     "missing block": ("[[variant]]\n" + VARIANT.replace("block = [256]\n", ""), ["'block' is missing"]),
     "block too big": ("[[variant]]\n" + VARIANT.replace("[256]\nt", "[2048]\nt"), ["1..1024 threads"]),
     "vendor": ('[[variant]]\nname = "v"\ntechnique = "t"\nvendor = true\n', ["vendor variants need host code"]),
-    "wrong signature": ("[[variant]]\n" + VARIANT.replace("kernel = \"k\"", "kernel = \"k2\""), ["no extern", "'k2'"]),
+    "wrong signature": ("[[variant]]\n" + VARIANT.replace("kernel = \"k\"", "kernel = \"k2\""),
+                        ["no __global__ kernel", "'k2'"]),
     "duplicate names": ("[[variant]]\n" + VARIANT + "[[variant]]\n" + VARIANT, ["duplicate variant names"]),
 }
 
@@ -201,7 +202,7 @@ TYPER_ERRORS = {
     "missing argument": (["run"], "error: missing argument 'family' (see gpuprof run --help)"),
     "missing second argument": (["compare", "a.json"],
                                 "error: Missing argument 'NEW': give BASE and NEW results files*"),
-    "unknown option": (["run", "vecadd", "--bogus"], "error: no such option --bogus"),
+    "unknown option": (["run", "vecadd", "--bogus"], "error: no such option --bogus*"),  # may suggest a close one
     "option with a close name": (["run", "vecadd", "--variant", "x"],
                                  "error: no such option --variant; did you mean --variants?"),
     "unknown command": (["frobnicate"], "error: no such command 'frobnicate'; choose from: *"),

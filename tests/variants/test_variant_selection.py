@@ -55,7 +55,7 @@ def test_add_joins_the_selection_and_its_options_reach_a_child(mine):
 
 
 def test_geometry_without_add_is_an_error():
-    with pytest.raises(UsageError, match="--block, --tile and --grid go with --add FILE"):
+    with pytest.raises(UsageError, match="--block, --tile, --grid, --args and --reads-output go with --add FILE"):
         VariantOptions(tile="16,16").select([catalog.load_family("vecadd")], None)
 
 
@@ -74,3 +74,9 @@ def test_one_selection_for_several_families():
 
 def test_kernels_dir_brings_variants():
     assert VariantOptions(kernels_dir=Path("mine")).brings_variants
+
+
+@pytest.mark.parametrize("options", [VariantOptions(args="M,N,K"), VariantOptions(reads_output=True)])
+def test_args_and_reads_output_without_add_are_an_error(options):
+    with pytest.raises(UsageError, match="go with --add FILE"):
+        options.select([catalog.load_family("matmul")], None)
