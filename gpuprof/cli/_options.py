@@ -31,8 +31,9 @@ Defines = Annotated[list[str] | None, typer.Option(
          "case-sensitive).")]
 Add = Annotated[list[str] | None, typer.Option(
     "--add",
-    help="Your own variant: a .cu file (and :function if it has several kernels) with the family's signature; "
-         "repeatable, joins --variants.")]
+    help="Your own variant: a .cu file (and :function if it has several kernels) with the family's signature, "
+         "or a .py file whose make_launch(inputs, out, size) returns launch(stream) (CuPy, PyTorch extension, "
+         "Numba, Triton: docs/python-variants.md); repeatable, joins --variants.")]
 Block = Annotated[str | None, typer.Option(
     "--block", help="With --add: threads per block, e.g. 256 or 16,16. Default: the baseline's.")]
 Tile = Annotated[str | None, typer.Option(
