@@ -26,7 +26,8 @@ class BuildResult:
 
 def build_variant(family: Family, variant: Variant, arch: str) -> BuildResult:
     if not variant.is_cuda or variant.file is None or variant.kernel is None:
-        kind = "a Python variant (it compiles at its first launch)" if variant.is_python else "a vendor variant"
+        kind = (("a Triton" if variant.is_triton else "a Python") + " variant (it compiles at its first launch)"
+                if variant.is_python else "a vendor variant")
         raise ValueError(f"{variant.name} is {kind}; nothing for nvcc to compile")
     done = nvcc.compile_report(variant.file, arch=arch, defines=variant.defines)
     if done.returncode != 0:
