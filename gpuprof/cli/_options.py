@@ -32,7 +32,9 @@ Defines = Annotated[list[str] | None, typer.Option(
 Add = Annotated[list[str] | None, typer.Option(
     "--add",
     help="Your own variant: a .cu/.cuh file (and :function if it has several kernels; a C++ name, or a template "
-         "instance such as 'sgemmWarptiling<128,128,16,64,64,4,8,4,128>'); repeatable, joins --variants.")]
+         "instance such as 'sgemmWarptiling<128,128,16,64,64,4,8,4,128>'), or a .py file whose "
+         "make_launch(inputs, out, size) returns launch(stream) (CuPy, PyTorch extension, Numba, Triton: "
+         "docs/python-variants.md); repeatable, joins --variants.")]
 Block = Annotated[str | None, typer.Option(
     "--block", help="With --add: threads per block, e.g. 256 or 16,16. Default: the baseline's.")]
 Tile = Annotated[str | None, typer.Option(

@@ -66,8 +66,9 @@ def list_command(family: FamilyArg = None, json_out: JsonOut = None, force: Forc
 def _launch_text(v: Variant) -> str:
     if v.vendor:
         return "library"
-    if v.is_triton:
-        return f"Triton JIT ({v.file.name if v.file else '?'})"
+    if v.is_python:
+        shown = v.file.name if v.file else "?"
+        return f"Triton JIT ({shown})" if v.is_triton else f"Python {v.entry}() ({shown})"
     return f"block {'x'.join(map(str, v.block_dims()[:len(v.block)]))}"
 
 
@@ -88,8 +89,8 @@ def build(family: FamilyArg = None, variants: Variants = None, arch: Arch = "sm_
           force: Force = False, *, variant_options: VariantOptions) -> None:
     """Compile kernels with nvcc and print ptxas's resource report (registers, shared memory, stack, spills).
 
-    Needs nvcc, not a GPU. Vendor variants have no source, and Triton variants are compiled by
-    Triton at their first launch (`gpuprof run`), so both are left out, named under the table.
+    Needs nvcc, not a GPU. Vendor variants have no source, and Triton and other Python variants
+    (--add FILE.py) compile at their first launch (`gpuprof run`), so both are left out, named under the table.
     With --add or --kernels-dir only your kernels are built (add --variants to put built-ins beside them);
     --add without a FAMILY reports every extern "C" kernel in the file.
     Examples: gpuprof build; gpuprof build matmul --arch sm_90 -D BM=64; gpuprof build --add mine.cu;
@@ -110,7 +111,9 @@ def build(family: FamilyArg = None, variants: Variants = None, arch: Arch = "sm_
                 raise UsageError("--add without a FAMILY builds one file; give a FAMILY to use --kernels-dir with it")
             with err_console.status(f"nvcc -arch={arch}: {', '.join(variant_options.add)}", spinner="dots"):
                 for spec in variant_options.specs():
-                    if spec.path is not None:  # always, with --add: only --kernels-dir alone names no file
+                    if spec.path is not None and spec.path.suffix == ".py":
+                        triton.append(spec.path.name)  # a Python variant compiles at its first launch
+                    elif spec.path is not None:  # always, with --add: only --kernels-dir alone names no file
                         results += build_file(spec.path, arch, variant_options.defines(), spec.function)
             selection = []
         else:
@@ -125,14 +128,15 @@ def build(family: FamilyArg = None, variants: Variants = None, arch: Arch = "sm_
                 status.update(f"nvcc -arch={arch}: {len(results) + done}/{total} kernels")
 
             for fam, chosen, _ in selection:
-                triton += [f"{fam.name}/{v.name}" for v in chosen if v.is_triton]
+                triton += [f"{fam.name}/{v.name}" for v in chosen if v.is_python]
                 results += build_family(fam, chosen, arch, on_done=on_done)
         write_json({"schema": "gpuprof.build", "arch": arch, "kernels": [_build_json(r) for r in results]}, target)
     console = human_console(target)
     if str(target) != "-":
         console.print(_build_table(results, arch))
         if triton:
-            console.print(f"not built here (Triton compiles them at their first launch): {', '.join(triton)}",
+            console.print(f"not built here (Triton and other Python variants compile at their first launch): "
+                          f"{', '.join(triton)}",
                           soft_wrap=True)
     failed = [r for r in results if r.error]
     if failed:

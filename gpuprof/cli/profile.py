@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from gpuprof.cli._app import CommandAfterDashes, app, command_after_dashes
 from gpuprof.cli._boundary import err_console, exit_on_error
@@ -47,8 +48,9 @@ def profile(
 ) -> None:
     """Where a program's GPU time goes, then why: the timeline picks the kernels, ncu explains them.
 
-    Runs the program twice: under nsys (or the PyTorch profiler where nsys is missing) to find the
-    kernels that take most of the GPU time, then under Nsight Compute for only those kernels.
+    Runs the program twice: under nsys (or the PyTorch profiler where nsys is missing or cannot make a
+    report, with a note saying why) to find the kernels that take most of the GPU time and where the
+    GPU sat idle, then under Nsight Compute for only those kernels.
 
     Examples:
 
@@ -73,6 +75,8 @@ def profile(
         with err_console.status("profile: timeline, then ncu", spinner="dots"):
             report = core.execute(request)
         write_json({"schema": "gpuprof.profile", **core.to_dict(report)}, target)
+        if report.timeline.notice:  # why the timeline is the PyTorch profiler's, and how to get nsys working
+            err_console.print(f"[yellow]note:[/] {escape(report.timeline.notice)}")
         console = human_console(target)
         if str(target) != "-":
             for part in render_report(report, console.width, wide).renderables:

@@ -34,7 +34,8 @@ class BuildResult:
 
 def build_variant(family: Family, variant: Variant, arch: str) -> BuildResult:
     if not variant.is_cuda or variant.file is None or variant.kernel is None:
-        kind = "a Triton variant (Triton compiles it at its first launch)" if variant.is_triton else "a vendor variant"
+        kind = (("a Triton" if variant.is_triton else "a Python") + " variant (it compiles at its first launch)"
+                if variant.is_python else "a vendor variant")
         raise ValueError(f"{variant.name} is {kind}; nothing for nvcc to compile")
     entry = entry_points(variant)[variant.kernel]
     if entry[1]:  # a C++ kernel or template instance: nvcc emits it through a generated file

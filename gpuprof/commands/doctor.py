@@ -102,6 +102,29 @@ def gpu() -> Check:
                  f"{info.sm_count} SMs)", "run, ncu, nsys, sanitize")
 
 
+def nsys_importer(nsys_check: Check) -> Check | None:
+    """Whether the nsys found can turn a recording into a report: its importer's shared libraries
+    (the Nsight Compute bundle's copy lacks libdw/libelf on stock images). None where no nsys was found."""
+    from gpuprof.tools import nsys as nsys_tool
+
+    needed_for = "gpuprof nsys, profile (without it they use the PyTorch profiler)"
+    if not nsys_check.ok:
+        return None
+    try:
+        path = nsys_tool.find_nsys()
+    except GpuprofError:
+        return None
+    importer, missing = nsys_tool.missing_importer_libraries(path, nsys_tool.nsys_env())
+    shown = str(importer) if importer else f"the importer of {path}"
+    if not missing:
+        found = "its libraries load" if importer else f"{' and '.join(nsys_tool.IMPORTER_LIBS)} found"
+        return Check("nsys importer", True, f"{found} ({shown})", needed_for)
+    return Check("nsys importer", False, (
+        f"{shown} cannot load {', '.join(missing)}: nsys records but makes no report; install libdw1 and libelf1 "
+        f"(apt-get install libdw1 libelf1) or put a folder holding them in ${nsys_tool.LIBS_ENV} or --lib-path DIR; "
+        "until then gpuprof nsys and profile use the PyTorch profiler"), needed_for)
+
+
 def diagnose() -> list[Check]:
     """Every check; `required` ones (a GPU, CuPy, nvcc) decide doctor's exit code."""
     from dataclasses import replace
@@ -111,6 +134,8 @@ def diagnose() -> list[Check]:
     from gpuprof.tools.sanitizer import find_sanitizer
 
     device = gpu()
+    nsys = _tool("nsys", ["--version"], "gpuprof nsys", find_nsys)
+    importer = nsys_importer(nsys)
     return [
         replace(device, required=True),
         replace(_module("cupy", "run, launch", "pip install 'gpuprof[cuda13]' (or 'gpuprof[cuda12]')", "cupy"),
@@ -119,7 +144,8 @@ def diagnose() -> list[Check]:
         torch_check(device.ok),
         _module("triton", "Triton variants (vecadd/triton, softmax/triton; with torch)", "pip install triton"),
         _tool("ncu", ["--version"], "gpuprof ncu", find_ncu),
-        _tool("nsys", ["--version"], "gpuprof nsys", find_nsys),
+        nsys,
+        *([importer] if importer is not None else []),
         _tool("compute-sanitizer", ["--version"], "gpuprof sanitize", find_sanitizer),
         counters_permitted(),
         # A gpuprof dependency on x86-64 Linux only (pyproject's marker), so not required here.

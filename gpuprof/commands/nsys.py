@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from gpuprof.analysis.idle_time import IdleBreakdown, idle_breakdown
 from gpuprof.commands import nsys_torch_fallback as fallback
 from gpuprof.commands.nsys_results import NsysProfile, NsysSummary, prepare_out_dir
 from gpuprof.commands.nsys_summaries import sqlite_summary
@@ -37,6 +38,15 @@ RULES = TargetRules(
     options_without_family="-D, --add, --block/--tile/--grid and --kernels-dir go with a FAMILY, "
                            "not with -- COMMAND or --import",
 )
+
+
+class NsysCannotReport(EnvironmentProblem):
+    """nsys ran but could not turn its recording into a report (its importer failed): the found nsys
+    is no use here, and `nsys`/`profile` fall back to the PyTorch profiler. `said` is nsys's reason."""
+
+    def __init__(self, message: str, said: str) -> None:
+        super().__init__(message)
+        self.said = said
 
 
 @dataclass(frozen=True)
@@ -72,24 +82,48 @@ def _family(request: NsysRequest, env: dict[str, str] | None, progress: Progress
     size = parse_size(fam, target.size)
     defines = target.options.defines()
     out_dir = request.out_dir or DEFAULT_OUT
-    nsys = _nsys_or_fallback(request, lambda missing: fallback.torch_profile_family(
-        fam, variants, size, out_dir, count=request.count, progress=progress, missing=missing, defines=defines))
+
+    def torch_profile(missing: str) -> NsysProfile:
+        return fallback.torch_profile_family(fam, variants, size, out_dir, count=request.count, progress=progress,
+                                             missing=missing, defines=defines)
+
+    nsys = _nsys_or_fallback(request, torch_profile)
     if isinstance(nsys, NsysProfile):
         return nsys
     added = {v.name: target.options.cli_args() for v in extra}
-    return profile_family(fam, variants, size, out_dir, nsys, env=env, count=request.count,
-                          timeout_s=request.timeout_s, progress=progress, defines=defines, added=added)
+    try:
+        return profile_family(fam, variants, size, out_dir, nsys, env=env, count=request.count,
+                              timeout_s=request.timeout_s, progress=progress, defines=defines, added=added)
+    except NsysCannotReport as exc:
+        return _fall_back_after(exc, nsys, request, torch_profile)
 
 
 def _command(request: NsysRequest, env: dict[str, str] | None) -> NsysProfile:
     argv = list(request.target.command)
     _check_command(argv)
     out_dir = request.out_dir or DEFAULT_OUT
-    nsys = _nsys_or_fallback(request, lambda missing: fallback.torch_profile_command(
-        argv, out_dir, missing=missing, timeout_s=request.timeout_s))
+
+    def torch_profile(missing: str) -> NsysProfile:
+        return fallback.torch_profile_command(argv, out_dir, missing=missing, timeout_s=request.timeout_s)
+
+    nsys = _nsys_or_fallback(request, torch_profile)
     if isinstance(nsys, NsysProfile):
         return nsys
-    return profile_command(argv, out_dir, nsys, env=env, timeout_s=request.timeout_s)
+    try:
+        return profile_command(argv, out_dir, nsys, env=env, timeout_s=request.timeout_s)
+    except NsysCannotReport as exc:
+        return _fall_back_after(exc, nsys, request, torch_profile)
+
+
+def _fall_back_after(exc: NsysCannotReport, nsys: str, request: NsysRequest,
+                     fall_back: Callable[[str], NsysProfile]) -> NsysProfile:
+    """nsys was found but cannot make a report: the PyTorch profiler's result instead, with one note
+    saying why and how to get nsys working. Not where the user named the nsys (--nsys): then its
+    failure is the answer. A program the fallback cannot run gets nsys's own message."""
+    if request.nsys:
+        raise exc
+    return replace(fall_back(exc.message), notice=fallback.import_failed_notice(nsys, exc.said),
+                   fallback_why="the nsys found cannot make a report here")
 
 
 def _nsys_or_fallback(request: NsysRequest, fall_back: Callable[[str], NsysProfile]) -> str | NsysProfile:
@@ -100,7 +134,7 @@ def _nsys_or_fallback(request: NsysRequest, fall_back: Callable[[str], NsysProfi
     except EnvironmentProblem as exc:
         if request.nsys:
             raise
-        return replace(fall_back(exc.message), notice=fallback.NOTICE)
+        return replace(fall_back(exc.message), notice=fallback.NOTICE, fallback_why="nsys is missing")
 
 
 def _import(path: Path, request: NsysRequest, env: dict[str, str] | None) -> NsysProfile:
@@ -203,9 +237,12 @@ def _profile_one(nsys: str, label: str, base: Path, target_argv: list[str], out_
         ns.parse_profile_output(done.stdout + "\n" + done.stderr)
     except NsysToolError as exc:
         if exc.kind == "importer_failed":
-            raise EnvironmentProblem(importer_message(exc.message)) from None
+            raise NsysCannotReport(importer_message(exc.message), exc.message) from None
         return NsysSummary(label, error=f"{exc.message} (exit code {done.returncode}; log: {log})", artifacts=(log,))
     report = base.with_name(base.name + ".nsys-rep")
+    if not report.is_file() and ".qdstrm" in done.stdout + done.stderr:  # recorded, never imported
+        said = f"it left a raw .qdstrm recording and no {report.name} (exit code {done.returncode}; log: {log})"
+        raise NsysCannotReport(importer_message(said), said)
     if not report.is_file():
         return NsysSummary(label, error=f"nsys wrote no {report} (exit code {done.returncode}; log: {log})",
                            artifacts=(log,))
@@ -222,7 +259,7 @@ def _stats_summary(nsys: str, label: str, report: Path, out_dir: Path, env: dict
         stats = ns.parse_stats(done.stdout + "\n" + done.stderr, saved)
     except NsysToolError as exc:
         if exc.kind == "importer_failed":
-            raise EnvironmentProblem(importer_message(exc.message)) from None
+            raise NsysCannotReport(importer_message(exc.message), exc.message) from None
         raise EnvironmentProblem(f"nsys stats failed on {report}: {exc.message} (output kept in {saved})") from None
     except ParseError:
         if done.returncode != 0:
@@ -240,7 +277,19 @@ def _stats_summary(nsys: str, label: str, report: Path, out_dir: Path, env: dict
     sqlite = tools.export_path(report, out_dir)
     kept = (*artifacts, *([sqlite] if sqlite is not None and sqlite.is_file() else []), saved)
     return NsysSummary(label, kernels=tables["cuda_gpu_kern_sum"], memcpy=tables["cuda_gpu_mem_time_sum"],
-                       api=tables["cuda_api_sum"], nvtx=tables["nvtx_sum"], notes=tuple(notes), artifacts=kept)
+                       api=tables["cuda_api_sum"], nvtx=tables["nvtx_sum"], notes=tuple(notes), artifacts=kept,
+                       idle=_idle_from(sqlite if sqlite is not None else report))
+
+
+def _idle_from(export: Path) -> IdleBreakdown | None:
+    """The idle-time breakdown from the SQLite export `nsys stats` wrote (None where it wrote none,
+    or the export is not one this parser reads: the summaries stand without it)."""
+    if export.suffix != ".sqlite" or not export.is_file():
+        return None
+    try:
+        return idle_breakdown(nsys_sqlite.read_sqlite_gpu_ops(export))
+    except ParseError:
+        return None
 
 
 def importer_message(said: str) -> str:

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from gpuprof.analysis.idle_time import IdleBreakdown
 from gpuprof.errors import UsageError
 from gpuprof.files import atomic_write_text
 from gpuprof.parsers.nsys_stats import NsysApiSummary, NsysKernelSummary, NsysMemTimeSummary, NsysNvtxSummary
@@ -31,6 +32,7 @@ class NsysSummary:
     notes: tuple[str, ...] = ()
     artifacts: tuple[Path, ...] = ()  # .nsys-rep, .sqlite, stats text, profile log, Chrome trace
     error: str | None = None  # this one could not be profiled (crash, hang); the others still ran
+    idle: IdleBreakdown | None = None  # where the GPU sat idle (None: the source gave no timestamps)
 
 
 @dataclass(frozen=True)
@@ -42,7 +44,15 @@ class NsysProfile:
     family: str | None = None
     size: dict[str, int] | None = None
     command: tuple[str, ...] = ()
-    notice: str | None = None  # said once, before the tables: why the fallback was used
+    notice: str | None = None  # said once, before the tables: why the fallback was used, how to get nsys
+    fallback_why: str | None = None  # the fallback's reason in a few words ("nsys is missing")
+
+    @property
+    def source_line(self) -> str:
+        """Which timeline source gave these summaries, in words (profile's report and nsys's footer)."""
+        if self.source == "torch":
+            return f"{self.tool} in place of nsys" + (f" ({self.fallback_why})" if self.fallback_why else "")
+        return f"nsys at {self.tool}" if self.source == "nsys" else "an nsys SQLite export, read without nsys"
 
     @property
     def failed(self) -> list[NsysSummary]:

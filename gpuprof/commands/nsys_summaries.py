@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from gpuprof.analysis.idle_time import idle_breakdown
 from gpuprof.analysis.stats import duration_stats
 from gpuprof.commands.nsys_results import NsysSummary
 from gpuprof.parsers import nsys_sqlite
@@ -35,6 +36,7 @@ def sqlite_summary(path: Path) -> NsysSummary:
         nvtx=nvtx_summaries(ranges),
         notes=(note + (f" (exported by nsys {version})" if version else ""),),
         artifacts=(path,),
+        idle=idle_breakdown(nsys_sqlite.read_sqlite_gpu_ops(path)),
     )
 
 

@@ -9,6 +9,7 @@ from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 
+from gpuprof.analysis.idle_time import idle_breakdown
 from gpuprof.commands.nsys_results import NsysProfile, NsysSummary, prepare_out_dir
 from gpuprof.commands.nsys_summaries import api_summaries, kernel_summaries, memcpy_summaries, nvtx_summaries
 from gpuprof.errors import EnvironmentProblem, GpuprofError
@@ -20,6 +21,14 @@ from gpuprof.variants.catalog import Family, Variant
 
 NOTICE = ("nsys was not found (PATH, --nsys, $CUDA_HOME, next to ncu); these summaries come from the PyTorch "
           "profiler (CUPTI) instead; install Nsight Systems or pass --nsys PATH for the nsys reports")
+
+
+def import_failed_notice(nsys: str, why: str) -> str:
+    """The one note when nsys was found but could not turn its recording into a report."""
+    return (f"{nsys} recorded the run but could not make a report of it ({why}); these summaries come from the "
+            "PyTorch profiler (CUPTI) instead. To get nsys working, install libdw1 and libelf1 (e.g. apt-get "
+            "install libdw1 libelf1) or point --lib-path DIR or $GPUPROF_NSYS_LIBS at a folder holding libdw.so.1 "
+            "and libelf.so.1; `gpuprof doctor` checks them")
 
 
 def torch_profile_family(family: Family, variants: list[Variant], size: dict[str, int], out_dir: Path, *,
@@ -114,4 +123,4 @@ def trace_summary(trace: Path, label: str) -> NsysSummary:
         notes.insert(0, "the PyTorch profiler recorded no CUDA kernels (is CUPTI usable here?)")
     return NsysSummary(label, kernels=kernel_summaries(read.kernels), memcpy=memcpy_summaries(read.memcpy),
                        api=api_summaries(read.api), nvtx=nvtx_summaries(ranges), notes=tuple(notes),
-                       artifacts=(trace,))
+                       artifacts=(trace,), idle=idle_breakdown(read.ops))

@@ -124,6 +124,7 @@ def to_dict(report: ProfileReport) -> dict[str, Any]:
         "gpuprof_profile_schema": JSON_SCHEMA,
         "command": list(report.command),
         "timeline": nsys_results.to_dict(report.timeline),
+        "timeline_source": report.timeline.source,  # "nsys", or "torch" (the PyTorch-profiler fallback)
         "top_kernels": [k.name for k in report.top],
         "covered_pct": report.covered_pct,
         "ncu_kernel_regex": report.kernel_regex,

@@ -25,7 +25,13 @@ from gpuprof.commands.sanitize_skips import declared_skips, racecheck_skips
 from gpuprof.commands.sanitize_sources import SourceFinder, SourceLine, python_scripts
 from gpuprof.commands.target import COMMAND, FAMILY, IMPORT, Target, TargetRules, validate
 from gpuprof.errors import EnvironmentProblem, GpuprofError, ParseError, UsageError
-from gpuprof.parsers.sanitizer_log import SanitizerFinding, SanitizerSummary, SanitizerToolError, parse_log
+from gpuprof.parsers.sanitizer_log import (
+    SanitizerFinding,
+    SanitizerSite,
+    SanitizerSummary,
+    SanitizerToolError,
+    parse_log,
+)
 from gpuprof.progress import DONE, START, ProgressFn, tell
 from gpuprof.tools import sanitizer as tool
 from gpuprof.tools.target import LaunchTarget
@@ -80,7 +86,8 @@ class SanitizeResult:
         """Judged, and nothing found: a run without a summary line is not clean."""
         return self.error is None and not self.findings and self.error_count == 0 and not self.truncated
 
-    def source_of(self, finding: SanitizerFinding) -> SourceLine | None:
+    def source_of(self, finding: SanitizerFinding | SanitizerSite) -> SourceLine | None:
+        """The source line of a finding's place, or of one of its sites."""
         if finding.file is None or finding.line is None:
             return None
         return self.sources.get((finding.file, finding.line))
@@ -383,7 +390,12 @@ def _from_summary(label: str, summary: SanitizerSummary, code: int | None, log: 
 def _locate(results: list[SanitizeResult], dirs_of: Callable[[SanitizeResult], list[Path]],
             finder: SourceFinder | None = None) -> None:
     for result in results:
-        places = {(f.file, f.line) for f in result.findings if f.file and f.line is not None}
+        places: set[tuple[str, int]] = set()
+        for f in result.findings:
+            spots: list[SanitizerFinding | SanitizerSite] = [f, *f.sites]
+            for where in spots:  # a race's every side: the write and the read
+                if where.file and where.line is not None:
+                    places.add((where.file, where.line))
         if not places:
             continue
         look = finder or SourceFinder(dirs_of(result))

@@ -8,6 +8,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from gpuprof.errors import ParseError
+from gpuprof.parsers.gpu_activity import GpuOp
 
 
 @dataclass(frozen=True)
@@ -202,3 +203,32 @@ def _query(db: sqlite3.Connection, path: str | Path, sql: str) -> list[tuple]:
 def _has_table(db: sqlite3.Connection, path: str | Path, name: str) -> bool:
     rows = _query(db, path, f"SELECT 1 FROM sqlite_master WHERE type='table' AND name='{name}'")
     return bool(rows)
+
+
+_OPS = (("kernel", "CUPTI_ACTIVITY_KIND_KERNEL"), ("memcpy", "CUPTI_ACTIVITY_KIND_MEMCPY"),
+        ("memset", "CUPTI_ACTIVITY_KIND_MEMSET"))
+_CALLS = ("CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER")  # the host calls, by correlationId
+
+
+def read_sqlite_gpu_ops(path: str | Path) -> list[GpuOp]:
+    """Every kernel, copy and memset of an export with start, end, stream and when the runtime or
+    driver call that queued it began (None where no call table was traced), by start time."""
+    with _connect(path) as db:
+        calls: dict[int, int] = {}
+        for table in _CALLS:
+            if _has_table(db, path, table):
+                for correlation, start in _query(db, path, f"SELECT correlationId, start FROM {table}"):
+                    if isinstance(correlation, int) and isinstance(start, int):
+                        calls.setdefault(correlation, start)
+        ops = []
+        for kind, table in _OPS:
+            if not _has_table(db, path, table):
+                continue
+            for start, end, stream, correlation in _query(db, path,
+                                                          f"SELECT start, end, streamId, correlationId FROM {table}"):
+                if not isinstance(start, int) or not isinstance(end, int):
+                    raise ParseError(path, f"{table} correlationId {correlation}", "missing start or end")
+                ops.append(GpuOp(kind, float(start), float(end),
+                                 float(calls[correlation]) if correlation in calls else None,
+                                 stream if isinstance(stream, int) else None))
+    return sorted(ops, key=lambda op: op.start_ns)

@@ -28,6 +28,19 @@ class SanitizerToolError(ToolFailed):
 
 
 @dataclass(frozen=True)
+class SanitizerSite:
+    """One side of a finding that names two (or more) places: a race's write and its read, or the
+    two threads of a hazard. access: "Write" or "Read" as printed."""
+
+    access: str
+    kernel: str | None = None
+    file: str | None = None
+    line: int | None = None
+    hazards: int | None = None  # racecheck analysis: hazards between the first site and this one
+    thread: tuple[int, int, int] | None = None  # racecheck hazard report: the thread at this site
+
+
+@dataclass(frozen=True)
 class SanitizerFinding:
     """One reported error record."""
 
@@ -44,6 +57,12 @@ class SanitizerFinding:
     severity: str = "error"  # "error", "warning", "info"
     detail: str | None = None  # racecheck: "WAW", "RAW", "WAR" (hazard report) or "WAW,RAW|WAR" (analysis)
     count: int | None = None  # racecheck analysis: hazards aggregated into this record
+    # Every place the record names, in its order (a race: the first access, then each "and ... access
+    # at"); the finding's own kernel/file/line are the first site's. Empty for one-place kinds.
+    sites: tuple[SanitizerSite, ...] = ()
+    # "function (module)" per "Host Frame:" line, innermost first: where an API error was called
+    # from (a device line does not exist for it), or where a leaked allocation was made.
+    host_frames: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -89,6 +108,10 @@ _START = {
     "range": re.compile(r"Out-of-range Shared or Local Address"),
 }
 _NOTE = re.compile(_SEVERITY + r"(Maximum number of hazards reached.*)")
+# What compute-sanitizer says about the run, not a record its summary counts (on a line of its own).
+_TOOL_MESSAGE = re.compile(r"Target application returned an error|Error: process didn't terminate successfully|"
+                           r"No CUDA-MEMCHECK results found|The application may have hit an error")
+_HOST_FRAME = re.compile(r"Host Frame:\s*(?P<func>.*?)\s*(?:\[(?P<pc>0x[0-9a-fA-F]+)\])?\s+in\s+(?P<module>\S.*)$")
 _CONTINUATION = re.compile(
     r"(at |by thread|Access to 0x|Address 0x|and is |and (Read|Write) access at|Saved host backtrace|Host Frame|"
     r"in /|(Read|Write) Thread|Current Value|Device Frame)"
@@ -149,10 +172,15 @@ def parse_log(
         else:
             current = [s]
             records.append((lineno, current))
+    # A headline gpuprof does not know, alone on its line with nothing under it, is the tool talking
+    # about the run ("Target application returned an error"), not a record its summary counts.
+    messages = [lines for _, lines in records
+                if _TOOL_MESSAGE.match(lines[0]) or (len(lines) == 1 and not _starts_record(lines[0]))]
+    records = [(lineno, lines) for lineno, lines in records if not any(lines is m for m in messages)]
     findings = tuple(_finding(lines, tool, lineno, path) for lineno, lines in records)
     tool = tool or _infer_tool(findings, counts)
     findings = tuple(_with_tool(f, tool) for f in findings)
-    return _summarise(tool, findings, counts, tuple(notes))
+    return _summarise(tool, findings, counts, tuple(notes), tuple(lines[0] for lines in messages))
 
 
 def _starts_record(s: str) -> bool:
@@ -213,10 +241,16 @@ def _finding(lines: list[str], tool: str | None, lineno: int, path: str | Path |
         f.update(kind="race_hazard", detail=groups["hz"], address=int(groups["addr"], 16))
         if " in block " in head:
             f["block"] = _dims_of(head.split(" in block ", 1)[1])
-        thread_line = next((ln for ln in lines[1:] if re.match(r"(Read|Write) Thread", ln)), None)
-        if thread_line:
-            f["thread"] = _dims_of(thread_line)
-            _location(f, thread_line.split(" at ", 1)[1] if " at " in thread_line else "")
+        thread_lines = [ln for ln in lines[1:] if re.match(r"(Read|Write) Thread", ln)]
+        if thread_lines:
+            f["thread"] = _dims_of(thread_lines[0])
+            _location(f, thread_lines[0].split(" at ", 1)[1] if " at " in thread_lines[0] else "")
+            f["sites"] = tuple(_site(ln.split(" ", 1)[0], ln.split(" at ", 1)[1] if " at " in ln else "",
+                                     thread=_dims_of(ln)) for ln in thread_lines)
+    frames = [m for m in (_HOST_FRAME.match(ln) for ln in lines[1:]) if m]
+    if frames:
+        f["host_frames"] = tuple(f"{m.group('func') or m.group('pc') or '?'} ({m.group('module').strip()})"
+                                 for m in frames)
     for ln in lines[1:]:
         if ln.startswith("at ") and "file" not in f and "kernel" not in f:
             _location(f, ln[3:])
@@ -237,6 +271,7 @@ def _analysis_race(f: dict, groups: dict, lines: list[str]) -> None:
     first = groups.get("acc", "")
     _location(f, groups.get("loc", ""))
     pairs, total = [], 0
+    sites = [_site(first, groups.get("loc", ""))]
     for ln in lines[1:]:
         m = re.match(r"and (Read|Write) access at (.+?)(?: \[(\d[\d,]*) hazards?\])?$", ln)
         if not m:
@@ -244,8 +279,17 @@ def _analysis_race(f: dict, groups: dict, lines: list[str]) -> None:
         other = m.group(1)
         pairs.append("WAW" if first == other == "Write" else "RAW|WAR" if "Write" in (first, other) else "RAR")
         total += _int(m.group(3)) or 0
+        sites.append(_site(other, m.group(2), hazards=_int(m.group(3))))
     # Analysis mode does not say which access came first, so a write/read pair is "RAW|WAR".
-    f.update(kind="race_hazard", detail=",".join(dict.fromkeys(pairs)) or None, count=total or None)
+    f.update(kind="race_hazard", detail=",".join(dict.fromkeys(pairs)) or None, count=total or None,
+             sites=tuple(sites))
+
+
+def _site(access: str, loc: str, hazards: int | None = None,
+          thread: tuple[int, int, int] | None = None) -> SanitizerSite:
+    where: dict = {}
+    _location(where, loc)
+    return SanitizerSite(access, where.get("kernel"), where.get("file"), where.get("line"), hazards, thread)
 
 
 def _location(f: dict, loc: str) -> None:
@@ -284,8 +328,11 @@ def _with_tool(f: SanitizerFinding, tool: str) -> SanitizerFinding:
 
 
 def _summarise(
-    tool: str, findings: tuple[SanitizerFinding, ...], counts: dict[str, int], notes: tuple[str, ...]
+    tool: str, findings: tuple[SanitizerFinding, ...], counts: dict[str, int], notes: tuple[str, ...],
+    messages: tuple[str, ...] = (),
 ) -> SanitizerSummary:
+    """notes: the tool stopped counting (they make the result truncated); messages: what the tool
+    said about the run, kept beside them."""
     n = len(findings)
     not_printed = counts.get("not_printed", 0)
     errors: int | None  # None: the log has no summary line
@@ -316,7 +363,7 @@ def _summarise(
         warning_count=warnings,
         leaked_bytes=counts.get("leaked_bytes"),
         leak_allocations=counts.get("leak_allocations"),
-        notes=notes,
+        notes=notes + messages,
         truncated=truncated,
         mismatch=mismatch,
     )

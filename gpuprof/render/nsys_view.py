@@ -9,6 +9,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from gpuprof.analysis.idle_time import LAUNCH_GAP_NS, IdleBreakdown
 from gpuprof.commands.nsys_results import NsysProfile, NsysSummary
 from gpuprof.parsers.nsys_stats import NsysApiSummary, NsysKernelSummary, NsysMemTimeSummary, NsysNvtxSummary
 from gpuprof.render.fit import Column, fitted_table
@@ -96,6 +97,8 @@ def render_summary(summary: NsysSummary, heading: str, source: str, width: int |
     out += _section(summary, summary.api, api_table, "CUDA API calls (CPU time)",
                     "no CUDA API calls were recorded", table_width, wide)
     out += _section(summary, summary.nvtx, nvtx_table, ranges_title, "no ranges were recorded", table_width, wide)
+    if summary.idle is not None:
+        out += idle_lines(summary.idle)
     out += [Text(f"note: {n}", style="dim") for n in summary.notes]
     traces = [p for p in summary.artifacts if p.name.endswith(".trace.json")]
     out += [Text(f"Chrome trace (open it in {PERFETTO}): {p}") for p in traces]
@@ -125,8 +128,38 @@ def render_profile(profile: NsysProfile, width: int | None = None, wide: bool = 
         heading = f"{profile.family}/{s.label}  ({size})" if profile.family else s.label
         out += render_summary(s, heading, profile.source, width, wide)
         out.append(Text(""))
-    out.append(Text(f"source: {profile.tool}; files in {profile.out_dir}", style="dim"))
+    out.append(Text(f"source: {profile.source_line}; files in {profile.out_dir}", style="dim"))
     if profile.source == "nsys":
         out.append(Text("nsys reports store the profiled process's environment variables; check before sharing",
                         style="dim"))
     return Group(*out)
+
+
+def _duration(ns: float) -> str:
+    unit, scale = time_unit([ns])
+    return f"{ns / scale:,.3g} {unit}" if scale != 1.0 else f"{ns:,.0f} ns"
+
+
+def idle_lines(idle: IdleBreakdown) -> list[RenderableType]:
+    """Where the GPU sat idle between its first and last operation, and how much copy time ran beside
+    kernels: a few short lines (analysis/idle_time.py says how a gap is put in its bin)."""
+    out: list[RenderableType] = [Text(
+        f"GPU idle {idle.pct(idle.idle_ns):.1f} % of the {_duration(idle.span_ns)} from its first operation to its "
+        f"last (busy {_duration(idle.busy_ns)})", style="bold")]
+    bins = [("host-bound", idle.host_bound_ns, idle.host_bound_gaps,
+             "queued only after the GPU went idle: it waited for the CPU"),
+            ("launch gaps", idle.launch_gap_ns, idle.launch_gaps,
+             f"already queued, at most {_duration(LAUNCH_GAP_NS)} apart: launch latency"),
+            ("other", idle.other_ns, idle.other_gaps, "already queued, longer: events, other streams, syncs"
+             if idle.host_calls_known else "longer (this source links no operation to its host call)")]
+    for name, ns, gaps, why in bins:
+        if gaps:
+            count = f"{gaps:,} gap{'s' if gaps != 1 else ''}"
+            out.append(Text(f"  {name:<12}{idle.pct(ns):5.1f} %  {count:<11} {why}"))
+    if idle.idle_ns > 0:
+        out.append(Text(f"  longest gap {_duration(idle.longest_gap_ns)}", style="dim"))
+    if idle.copy_ns > 0:
+        share = 100.0 * idle.overlap_ns / idle.copy_ns
+        out.append(Text(f"copy/compute overlap: {share:.0f} % of {_duration(idle.copy_ns)} of copies ran while a "
+                        f"kernel ran"))
+    return out

@@ -25,6 +25,9 @@ def render_report(report: ProfileReport, width: int | None, wide: bool = False) 
         out.append(Text(f"... and {len(rest)} more kernels, {sum(k.time_pct for k in rest):.1f} % of the time"))
     if summary.error:
         out.append(Text(f"note: {summary.error}", style="yellow"))
+    out.append(Text(f"timeline source: {report.timeline.source_line}"))
+    if summary.idle is not None:
+        out += nsys_view.idle_lines(summary.idle)
     names = short_names([k.name for k in kernels])
     chosen = ", ".join(names[k.name] for k in report.top)
     out.append(Text(f"profiled under ncu: {chosen} ({report.covered_pct:.0f} % of the kernel time)"))

@@ -7,12 +7,14 @@ parsed; "counted" is the tool's own summary count; when they differ the reason i
 
 from __future__ import annotations
 
+import re
+
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
 from gpuprof.commands.sanitize import SanitizeResult, SanitizeRun
-from gpuprof.parsers.sanitizer_log import SanitizerFinding
+from gpuprof.parsers.sanitizer_log import SanitizerFinding, SanitizerSite
 from gpuprof.tools.sanitizer import TOOLS
 
 
@@ -85,17 +87,39 @@ def short_kernel(name: str | None) -> str:
     return head[:cut].rsplit(" ", 1)[-1] + head[cut:]
 
 
-def _where(r: SanitizeResult, f: SanitizerFinding) -> tuple[str, str | None, str | None]:
+HOST_FRAMES_SHOWN = 3
+_DRIVER_MODULES = ("libcuda.so", "libcudart.so")  # frames inside the CUDA driver and runtime say nothing
+
+
+def _where(r: SanitizeResult, f: SanitizerFinding | SanitizerSite) -> tuple[str, str | None, str | None]:
     """(file:line as the user should open it, the source line, NVRTC's name if it was mapped)."""
     place = r.source_of(f)
     if place is not None:
         return f"{place.file}:{place.line}", place.text, place.compiled_as
     if f.file:
         return f"{f.file}:{f.line}", None, None
+    if isinstance(f, SanitizerFinding) and f.kind in ("api_error", "leak"):
+        return host_stack(f), None, None  # a host call: it has no device line, -lineinfo would not help
     return "no line info (compile with -lineinfo)", None, None
 
 
+def host_stack(f: SanitizerFinding) -> str:
+    """Where on the host an API error was called (or a leak allocated): the innermost frames outside
+    the CUDA driver and runtime, innermost first."""
+    frames = [fr for fr in f.host_frames if not any(m in fr for m in _DRIVER_MODULES)] or list(f.host_frames)
+    if not frames:
+        return "no host stack in the log (compute-sanitizer --show-backtrace host)"
+    more = f" ← … {len(frames) - HOST_FRAMES_SHOWN} more" if len(frames) > HOST_FRAMES_SHOWN else ""
+    return "host stack: " + " ← ".join(frames[:HOST_FRAMES_SHOWN]) + more
+
+
+_API_CALL = re.compile(r"Program hit (?P<error>\w+) .*?on CUDA API call to (?P<call>\w+)")
+
+
 def _what(f: SanitizerFinding) -> str:
+    api = _API_CALL.match(f.message) if f.kind == "api_error" else None
+    if api:
+        return f"api error {api.group('error')} from {api.group('call')}"
     kind = f.kind.replace("_", " ") + (f" {f.detail}" if f.detail else "")
     if f.size is not None and f.kind in ("invalid_read", "invalid_write", "misaligned"):
         kind += f" of {f.size} bytes"
@@ -121,8 +145,9 @@ def findings_view(results: list[SanitizeResult], limit: int = 30) -> Group:
             out.append(Text(f"    ! {note}", style="yellow"))
         groups: dict[tuple, list[SanitizerFinding]] = {}
         for f in r.findings:
-            groups.setdefault((_what(f), short_kernel(f.kernel), _where(r, f)), []).append(f)
-        for (what, kernel, (place, text, compiled_as)), items in groups.items():
+            sides = tuple((s.access, s.file, s.line) for s in f.sites)  # a race is its pair of places, not one
+            groups.setdefault((_what(f), short_kernel(f.kernel), _where(r, f), sides), []).append(f)
+        for (what, kernel, (place, text, compiled_as), _), items in groups.items():
             if shown >= limit:
                 break
             shown += 1
@@ -131,7 +156,11 @@ def findings_view(results: list[SanitizeResult], limit: int = 30) -> Group:
             times += f" ({hazards} hazards)" if hazards else ""
             first = items[0]
             who = f" block {_dims(first.block)} thread {_dims(first.thread)}" if first.block or first.thread else ""
-            out.append(Text.assemble("  ", (what, "red"), times, f" in {kernel}", (who, "dim")))
+            inside = f" in {kernel}" if first.kernel else ""
+            out.append(Text.assemble("  ", (what, "red"), times, inside, (who, "dim")))
+            if first.sites:
+                out += site_lines(r, first.sites)
+                continue
             out.append(Text.assemble("    ", (place, "cyan"),
                                      (f"  (NVRTC {compiled_as})" if compiled_as else "", "dim")))
             if text:
@@ -141,6 +170,25 @@ def findings_view(results: list[SanitizeResult], limit: int = 30) -> Group:
     if shown >= limit:
         out.append(Text(f"first {limit} findings shown; the logs hold every one", style="dim"))
     return Group(*out)
+
+
+def site_lines(r: SanitizeResult, sites: tuple[SanitizerSite, ...]) -> list[Text]:
+    """Every side of a race, each with its file:line and source line: the first access, then each
+    "and" access with its hazard count (analysis report) or thread (hazard report). A place's
+    source line is printed once, under its first mention."""
+    out: list[Text] = []
+    seen: set[str] = set()
+    for i, site in enumerate(sites):
+        place, text, compiled_as = _where(r, site)
+        lead = "    " if i == 0 else "    and "
+        extra = f" ({site.hazards:,} hazard{'s' if site.hazards != 1 else ''})" if site.hazards else ""
+        extra += f" thread {_dims(site.thread)}" if site.thread else ""
+        out.append(Text.assemble(lead, (f"{site.access.lower():<5} ", "bold"), (place, "cyan"), extra,
+                                 (f"  (NVRTC {compiled_as})" if compiled_as else "", "dim")))
+        if text and place not in seen:
+            out.append(Text(f"{' ' * len(lead)}      {text}"))
+        seen.add(place)
+    return out
 
 
 def _counts_sentence(r: SanitizeResult) -> str:

@@ -118,3 +118,51 @@ def _keep(path: Path, done: _proc.Completed) -> Path:
     text = done.stdout + (f"\n--- stderr ---\n{done.stderr}" if done.stderr.strip() else "")
     path.write_text(text, encoding="utf-8")
     return path
+
+
+IMPORTER = "QdstrmImporter"  # turns nsys's raw .qdstrm recording into the .nsys-rep report
+IMPORTER_LIBS = ("libdw.so.1", "libelf.so.1")  # what the Nsight Compute bundle's importer lacks on stock images
+_SYSTEM_LIB_DIRS = (Path("/lib/x86_64-linux-gnu"), Path("/usr/lib/x86_64-linux-gnu"), Path("/lib64"),
+                    Path("/usr/lib64"), Path("/lib"), Path("/usr/lib"), Path("/lib/aarch64-linux-gnu"),
+                    Path("/usr/lib/aarch64-linux-gnu"))
+
+
+def importer_path(nsys: str | Path) -> Path | None:
+    """nsys's importer: beside nsys, or in a sibling folder of its install (host-linux-x64/)."""
+    here = Path(os.path.realpath(nsys)).parent
+    for candidate in (here / IMPORTER, *sorted(here.parent.glob(f"*/{IMPORTER}"))):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def missing_importer_libraries(nsys: str | Path, env: dict[str, str] | None = None) -> tuple[Path | None, list[str]]:
+    """(the importer, the shared libraries it cannot load) with nsys's environment (--lib-path,
+    $GPUPROF_NSYS_LIBS). With the importer and ldd: what ldd says is 'not found'. Otherwise, which of
+    IMPORTER_LIBS is on none of LD_LIBRARY_PATH, the loader's cache and the system folders."""
+    importer = importer_path(nsys)
+    ldd = shutil.which("ldd")
+    if importer is not None and ldd is not None:
+        try:
+            done = _proc.run([ldd, str(importer)], timeout_s=30, env=env)
+        except EnvironmentProblem:
+            done = None
+        if done is not None and done.returncode == 0:
+            return importer, [line.split("=>")[0].strip() for line in done.stdout.splitlines()
+                              if "not found" in line and "=>" in line]
+    return importer, [lib for lib in IMPORTER_LIBS if not _library_found(lib, env)]
+
+
+def _library_found(name: str, env: dict[str, str] | None) -> bool:
+    paths = (env or os.environ).get("LD_LIBRARY_PATH", "")
+    dirs = [Path(d) for d in paths.split(os.pathsep) if d] + list(_SYSTEM_LIB_DIRS)
+    if any((d / name).exists() for d in dirs):
+        return True
+    ldconfig = shutil.which("ldconfig") or ("/sbin/ldconfig" if Path("/sbin/ldconfig").is_file() else None)
+    if ldconfig is None:
+        return False
+    try:
+        done = _proc.run([ldconfig, "-p"], timeout_s=30)
+    except EnvironmentProblem:
+        return False
+    return any(line.strip().startswith(name + " ") for line in done.stdout.splitlines())

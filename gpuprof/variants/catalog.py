@@ -16,7 +16,8 @@ from gpuprof.variants.expressions import Expr, evaluate, size_symbols
 _PACKAGED = Path(__file__).resolve().parents[1] / "_kernels"  # where a wheel puts kernels/ (pyproject force-include)
 _SOURCE_TREE = Path(__file__).resolve().parents[2] / "kernels"  # a checkout or an editable install
 
-LANGUAGES = ("cuda", "triton")
+LANGUAGES = ("cuda", "triton", "python")
+PYTHON_LANGUAGES = ("triton", "python")  # a .py file with an entry point make_launch(inputs, out, size)
 FLOP_COUNTS = ("executed", "nominal")  # nominal: the family's formula counts work this algorithm skips
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp64")  # the arithmetic a variant does; buffers stay the family's
 # What a variant's author expects to hold it back, in words ncu can check (analysis.ladder, docs/ladder.md):
@@ -27,7 +28,7 @@ _CUDA_ONLY_KEYS = ("kernel", "extra_kernels", "helpers", "block", "tile", "grid"
 _VENDOR_KEYS = {"name", "technique", "vendor", "call", "precision", "error_model", "zero_output",
                "flop_count", "aliases", "options", "expected_efficiency", "expected_limiter",
                "launches_kernel"}
-VARIANT_KEYS = _VENDOR_KEYS | {"language", "file", "max_size", *_CUDA_ONLY_KEYS}
+VARIANT_KEYS = _VENDOR_KEYS | {"language", "file", "max_size", "entry", *_CUDA_ONLY_KEYS}
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,10 @@ class Variant:
     name: str
     technique: str
     vendor: bool = False
-    language: str = "cuda"  # "cuda": file is a .cu run through NVRTC; "triton": file is a .py with make_launch
+    # "cuda": file is a .cu run through NVRTC; "triton" or "python" (any framework): file is a .py whose
+    # `entry` function, make_launch(inputs, out, size), returns launch(stream) (variants/python_variant.py)
+    language: str = "cuda"
+    entry: str = "make_launch"
     file: Path | None = None
     kernel: str | None = None
     extra_kernels: tuple[str, ...] = ()  # more entry points of the same file, for multi-kernel plans
@@ -96,6 +100,11 @@ class Variant:
     @property
     def is_triton(self) -> bool:
         return not self.vendor and self.language == "triton"
+
+    @property
+    def is_python(self) -> bool:
+        """A .py file that launches its own kernels (Triton, CuPy, PyTorch extension, Numba, ...)."""
+        return not self.vendor and self.language in PYTHON_LANGUAGES
 
     def block_dims(self) -> tuple[int, int, int]:
         dims = [evaluate(e, self.defines) for e in self.block] + [1, 1, 1]
@@ -269,15 +278,22 @@ def parse_variant(path: Path, index: int, data: dict[str, Any], *, user: bool = 
     language = data.get("language", "cuda")
     if language not in LANGUAGES:
         raise m.fail("language", f"is {language!r}; choose from: {', '.join(LANGUAGES)}")
-    if language == "triton":
+    if language in PYTHON_LANGUAGES:
         unused = sorted(k for k in _CUDA_ONLY_KEYS if k in data)
+        kind = "a Triton" if language == "triton" else "a Python"
         if unused:
-            raise m.fail(unused[0], "does not apply to a Triton variant (its launch geometry lives in the .py file)")
+            raise m.fail(unused[0], f"does not apply to {kind} variant (its launch geometry lives in the .py file)")
         file = m.text("file")
         if not file.endswith(".py"):
-            raise m.fail("file", f"is {file!r}; a Triton variant is a .py file")
-        return Variant(name=name, technique=m.text("technique"), language="triton", file=path.parent / file,
-                       max_size=m.size("max_size") if "max_size" in data else None, user=user, **common)
+            raise m.fail("file", f"is {file!r}; {kind} variant is a .py file")
+        entry = m.text("entry") if "entry" in data else "make_launch"
+        if not entry.isidentifier():
+            raise m.fail("entry", f"is {entry!r}; name the .py file's make_launch-like function")
+        return Variant(name=name, technique=m.text("technique"), language=language, file=path.parent / file,
+                       entry=entry, max_size=m.size("max_size") if "max_size" in data else None, user=user,
+                       **common)
+    if "entry" in data:
+        raise m.fail("entry", 'applies to Python variants only (language = "python" or "triton")')
     defines = data.get("defines", {})
     if not isinstance(defines, dict) or not all(isinstance(v, int) for v in defines.values()):
         raise InputError(f"{path}: variant {index}: 'defines' must be a table of integers")

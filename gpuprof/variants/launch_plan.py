@@ -1,4 +1,4 @@
-"""The launch factory: a variant (CUDA, Triton or vendor) -> launch(stream), inside its NVTX ranges."""
+"""The launch factory: a variant (CUDA, Python/Triton or vendor) -> launch(stream), inside its NVTX ranges."""
 
 from __future__ import annotations
 
@@ -43,11 +43,12 @@ def make_launch_factory(family: Family, variant: Variant, host: FamilyHost, *, n
     if variant.vendor:
         call = vendor_call(variant)
         return lambda inputs, out, size: wrap(host.vendor_launch(call, inputs, out, size), out)
-    if variant.is_triton:  # a .py file with make_launch(inputs, out, size); Triton compiles at its first launch
-        from gpuprof.variants import triton as triton_variant
+    if variant.is_python:  # a .py file with make_launch(inputs, out, size): Triton, CuPy, a torch extension, Numba
+        from gpuprof.variants import python_variant, triton
 
-        triton_launch_for = triton_variant.launch_factory(variant)
-        return lambda inputs, out, size: wrap(triton_launch_for(inputs, out, size), out)
+        python_launch_for = (triton.launch_factory(variant) if variant.is_triton
+                             else python_variant.launch_factory(variant))
+        return lambda inputs, out, size: wrap(python_launch_for(inputs, out, size), out)
     kernel = nvrtc.compile_variant(variant)
     block = variant.block_dims()
     shared_mem = variant.dynamic_smem_bytes()

@@ -163,6 +163,10 @@ def load_kernels_dir(directory: Path, family: Family) -> list[Variant]:
             assert variant.file is not None  # validate_variants: every non-vendor variant has a file that exists
             _kernel_in(variant.file, read_source(variant.file), family, variant.kernel, variant.args is not None)
             check_call(path, family, variant, read_source(variant.file))
+        elif variant.is_python and variant.file is not None:  # its entry point, checked without importing it
+            from gpuprof.variants import python_variant
+
+            python_variant.entry_point_line(variant.file, read_source(variant.file), variant.entry)
     return variants
 
 
@@ -171,6 +175,11 @@ def to_variant(family: Family, spec: AddSpec) -> Variant:
     path = spec.path
     assert path is not None  # a spec without --add only names a kernels-dir; add_to_family skips it
     source = read_source(path, "--add")
+    if path.suffix == ".py":  # any framework's Python launch: variants/python_variant.py
+        from gpuprof.variants import python_variant
+
+        return python_variant.user_variant(path, source, spec.function,
+                                           {"block": spec.block, "tile": spec.tile, "grid": spec.grid})
     name = _kernel_in(path, source, family, spec.function, spec.args is not None)
     base = family.variant(family.baseline)
     grid, grid_exprs = grid_option(spec.grid) if spec.grid else (base.grid if not spec.tile else "tiles", ())

@@ -29,6 +29,7 @@ def test_every_sanitizer_fixture_is_covered():
         "sanitizer_2025.3.1_help.txt",
         "sanitizer_2025.3.1_messages_exit_codes.txt",
         "sanitizer_public_issue_excerpts.txt",
+        "sanitizer_handmade_memcheck_triton_api_errors.txt",  # test_sanitizer_sites.py
     }
     assert set(tool_fixtures("sanitizer_", ".txt", ".xml")) == covered
 

@@ -16,7 +16,7 @@ import pytest
 import gpuprof
 from gpuprof import families
 from gpuprof.errors import EnvironmentProblem, InputError
-from gpuprof.variants import catalog, launch_plan
+from gpuprof.variants import catalog, launch_plan, python_variant
 from gpuprof.variants import triton as triton_variant
 from gpuprof.variants.catalog import Variant
 
@@ -33,14 +33,13 @@ def variant_file(tmp_path: Path, body: str, name: str = "triton_toy.py") -> Vari
 def no_triton_needed(monkeypatch):
     """The loader's own checks, on files that do not import Triton: runs where Triton is missing too."""
     monkeypatch.setattr(triton_variant, "require_triton", lambda: None)
-    monkeypatch.setattr(triton_variant, "_one_line_errors", lambda launch, shown: launch)
-    monkeypatch.setattr(triton_variant, "_modules", {})
+    monkeypatch.setattr(python_variant, "_modules", {})
 
 
 @pytest.fixture
 def triton_missing(monkeypatch):
     monkeypatch.setitem(sys.modules, "triton", None)  # `import triton` now raises ImportError
-    monkeypatch.setattr(triton_variant, "_modules", {})
+    monkeypatch.setattr(python_variant, "_modules", {})
 
 
 def test_missing_triton_is_an_environment_problem_the_runner_skips(triton_missing):
@@ -82,7 +81,7 @@ def test_a_missing_python_module_is_an_environment_problem(tmp_path, no_triton_n
     v = variant_file(tmp_path, "import gpuprof_no_such_module\n")
     with pytest.raises(EnvironmentProblem, match="needs the Python module 'gpuprof_no_such_module'"):
         triton_variant.launch_factory(v)
-    assert not [m for m in sys.modules if m.startswith("gpuprof_triton_triton_toy")]  # nothing half-imported left
+    assert not [m for m in sys.modules if m.startswith("gpuprof_variant_triton_toy")]  # nothing half-imported left
 
 
 def test_make_launch_must_return_a_launch_function(tmp_path, no_triton_needed):
