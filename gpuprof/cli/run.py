@@ -279,6 +279,8 @@ def suite(
         "--shard", metavar="K/N",
         help="Run part K of N of the suite (a deterministic split, the same on every machine, balanced "
              "by --history's unit times); join the parts with `gpuprof merge`.")] = None,
+    with_tools: With = None,
+    with_out: WithOut = Path("gpuprof-with"),
 ) -> None:
     """Run a whole suite (families x variants x sizes) into one results JSON; exit 1 if any variant is wrong.
 
@@ -293,6 +295,8 @@ def suite(
       gpuprof suite suites/ci.toml --gpus all --history one.json --json two.json
 
       gpuprof suite suites/course.toml --shard 1/2 --history course.json --json part1.json
+
+      gpuprof suite suites/ci.toml --with ncu,sanitize --json ci.json   (each row also profiled and sanitized)
     """
     written: list[tuple[Path, float | None]] = []  # the --json file and its mtime before the suite
 
@@ -300,6 +304,7 @@ def suite(
         return next((path for path, before in written if path.exists() and path.stat().st_mtime != before), None)
 
     with exit_on_error(saved):
+        from gpuprof.commands.row_story import parse_with
         from gpuprof.commands.suite import load, run_suite, suite_report
         from gpuprof.files import check_outputs
         from gpuprof.render.tables import print_run_tables
@@ -309,6 +314,9 @@ def suite(
             raise UsageError("suite writes its results file after every case: give --json FILE, not '-'")
         if history is not None and gpus is None and shard is None:
             raise UsageError("--history orders the work of a --gpus or --shard run; add --gpus all (or --shard K/N)")
+        tools = parse_with(with_tools)
+        if tools and gpus is not None:
+            raise UsageError("--with profiles on one GPU, after each case: leave out --gpus")
         check_outputs([suite_file, history], {"--json": target}, force)
         out = target if isinstance(target, Path) else None  # "-" is refused above
         if out is not None:
@@ -322,7 +330,8 @@ def suite(
             outcome = _run_on_gpus(spec_file, gpus, out, _positive(timeout), history)
         else:
             with _progress_bar(len(spec_file.cases)) as on_step:
-                outcome = run_suite(spec_file, out, on_step, timeout_s=_positive(timeout))
+                outcome = run_suite(spec_file, out, on_step, timeout_s=_positive(timeout), with_tools=tools,
+                                    with_out=with_out)
         if plan is not None:
             from gpuprof import results
 
@@ -332,6 +341,10 @@ def suite(
         report = suite_report(outcome)
     console = human_console(target)
     print_run_tables(console, report, wide)
+    if tools:
+        from gpuprof.render.row_story_view import print_row_story
+
+        print_row_story(console, outcome.rows, wide)
     if target is not None:
         console.print(f"results written to {target}")
     if gpus is not None:

@@ -20,6 +20,7 @@ from gpuprof.progress import Progress, ProgressFn
 from gpuprof.suite_file import Suite, SuiteCase, load_suite
 from gpuprof.variants import catalog
 from gpuprof.variants.catalog import Variant
+from gpuprof.variants.selection import VariantOptions
 from gpuprof.variants.user import load_kernels_dir
 
 
@@ -118,17 +119,20 @@ def suite_report(outcome: results.Results) -> Report:
 
 
 def run_suite(suite: Suite, json_out: Path | None = None, progress: ProgressFn | None = None,
-              timeout_s: float = DEFAULT_VARIANT_TIMEOUT_S) -> results.Results:
+              timeout_s: float = DEFAULT_VARIANT_TIMEOUT_S, with_tools: tuple[str, ...] = (),
+              with_out: Path = Path("gpuprof-with")) -> results.Results:
     """Run case by case, every variant in one worker process that is replaced only when a variant
     faults or hangs; with json_out, the file is rewritten atomically after each variant, so an
     interrupted suite keeps everything it finished. progress gets run's events, each `within` its
-    case ("case 2/5 matmul[BM=64]")."""
+    case ("case 2/5 matmul[BM=64]"). with_tools: `--with ncu,sanitize`, after each case (commands/row_story.py),
+    reports under with_out/case<N>."""
     with isolation.Worker(timeout_s) as worker:
-        return _run_cases(suite, json_out, progress, worker)
+        return _run_cases(suite, json_out, progress, worker, with_tools, with_out)
 
 
 def _run_cases(suite: Suite, json_out: Path | None, progress: ProgressFn | None,
-               worker: isolation.Worker) -> results.Results:
+               worker: isolation.Worker, with_tools: tuple[str, ...] = (),
+               with_out: Path = Path("gpuprof-with")) -> results.Results:
     outcome: results.Results | None = None
     steps = [(case, size) for case in suite.cases for size in _sizes(case)]
     for number, (case, size) in enumerate(steps, 1):
@@ -165,7 +169,9 @@ def _run_cases(suite: Suite, json_out: Path | None, progress: ProgressFn | None,
         run_family(
             RunRequest(family=case.family, variants=case.variants, size=size,
                        policy=policy_of(suite.case_timing(case)), defines=case.defines,
-                       extra_variants=case_variants(suite, case), timeout_s=worker.timeout_s),
+                       extra_variants=case_variants(suite, case), timeout_s=worker.timeout_s,
+                       with_tools=with_tools, variant_options=VariantOptions(kernels_dir=suite.kernels_dir),
+                       with_out=with_out / f"case{number}"),
             on_step, checkpoint=save, worker=worker,
         )
     if outcome is None:

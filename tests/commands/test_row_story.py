@@ -140,3 +140,42 @@ def test_with_and_check_only_do_not_go_together():
     assert result.exit_code == 2 and "--with profiles timed variants" in result.output
     result = CliRunner().invoke(app, ["run", "vecadd", "--with", "nsys"], env={"COLUMNS": "100"})
     assert result.exit_code == 2 and "choose from ncu, sanitize" in result.output
+
+
+def test_a_suite_passes_with_to_every_case_and_its_kernels_dir(monkeypatch, tmp_path):
+    from gpuprof.commands import suite as suite_core
+
+    asked = []
+
+    def fake_run_family(request, progress=None, checkpoint=None, worker=None):
+        asked.append(request)
+        done = results.Results(environment={}, rows=[])
+        checkpoint(done)
+        return done
+
+    monkeypatch.setattr(suite_core, "run_family", fake_run_family)
+    monkeypatch.setattr(suite_core.isolation, "Worker", lambda timeout_s: _NullWorker(timeout_s))
+    adversarial = Path(__file__).resolve().parents[1] / "suites" / "adversarial.toml"
+    suite_core.run_suite(suite_core.load(adversarial), with_tools=("sanitize",), with_out=tmp_path)
+    assert asked and all(r.with_tools == ("sanitize",) for r in asked)
+    assert {r.with_out for r in asked} == {tmp_path / f"case{n}" for n in range(1, len(asked) + 1)}
+    assert all(r.variant_options.kernels_dir is not None and r.variant_options.kernels_dir.name == "adversarial"
+               for r in asked)
+
+
+class _NullWorker:
+    def __init__(self, timeout_s):
+        self.timeout_s = timeout_s
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_a_suite_with_with_on_several_gpus_is_refused(tmp_path):
+    smoke = Path(__file__).resolve().parents[2] / "suites" / "smoke.toml"
+    result = CliRunner().invoke(app, ["suite", str(smoke), "--with", "ncu", "--gpus", "all", "--json",
+                                      str(tmp_path / "x.json")], env={"COLUMNS": "100"})
+    assert result.exit_code == 2 and "--with profiles on one GPU" in result.output
