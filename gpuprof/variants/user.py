@@ -184,7 +184,7 @@ def to_variant(family: Family, spec: AddSpec) -> Variant:
     base = family.variant(family.baseline)
     grid, grid_exprs = grid_option(spec.grid) if spec.grid else (base.grid if not spec.tile else "tiles", ())
     variant = Variant(
-        name=path.stem, technique=f"your variant ({path.name})", file=path.resolve(), kernel=name,
+        name=added_name(family, path, name), technique=f"your variant ({path.name})", file=path.resolve(), kernel=name,
         block=spec.block or base.block, tile=spec.tile or (base.tile if not spec.grid else ()),
         grid=grid, grid_exprs=grid_exprs, args=spec.args, reads_output=spec.reads_output,
         defines=dict(base.defines) if not spec.block else {}, user=True,
@@ -195,6 +195,16 @@ def to_variant(family: Family, spec: AddSpec) -> Variant:
     except InputError as exc:
         raise UsageError(exc.message) from None
     return variant
+
+
+def added_name(family: Family, path: Path, kernel: str) -> str:
+    """The file's stem; where the family already has a variant of that name (a tutorial's naive.cuh
+    beside the built-in naive), the kernel's own name, else the stem with '_yours'."""
+    taken = set(family.variant_names) | {a for v in family.variants for a in v.aliases}
+    for candidate in (path.stem, base_name(kernel), f"{path.stem}_yours"):
+        if candidate not in taken:
+            return candidate
+    return f"{path.stem}_yours_{len(taken)}"
 
 
 def _kernel_in(path: Path, source: str, family: Family, function: str | None, mapped: bool = False) -> str:

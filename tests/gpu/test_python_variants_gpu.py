@@ -51,9 +51,29 @@ def torch_extension_problem() -> str | None:
     return None
 
 
+def numba_problem() -> str | None:
+    """Why this machine's Numba cannot launch a kernel at all (on the lent H100 its numba predates the
+    installed NumPy 2 and fails inside its own launch code), or None."""
+    try:
+        from numba import cuda
+
+        @cuda.jit
+        def one(x):
+            x[0] = 1
+
+        array = cuda.device_array(1)
+        one[1, 1](array)
+        cuda.synchronize()
+    except Exception as exc:  # noqa: BLE001 - any failure of Numba itself: the framework is unusable here
+        return f"Numba cannot launch a kernel on this machine ({type(exc).__name__}: {exc})"
+    return None
+
+
 def needs(modules: tuple[str, ...]) -> None:
     for module in modules:
         pytest.importorskip(module, reason=f"needs {module}")
+    if "numba" in modules and (problem := numba_problem()) is not None:
+        pytest.skip(problem)
     if "torch" in modules:
         import torch
 

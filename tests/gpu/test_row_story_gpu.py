@@ -33,7 +33,8 @@ def test_run_with_ncu_and_sanitize_fills_every_row(tmp_path):
     for name in ("grid", "torch"):
         ncu = rows[name].ncu
         assert ncu is not None and not ncu.get("error"), (name, ncu)
-        assert ncu["duration_ns"] > 0 and ncu["dram_bytes"] > 0.9 * 12 * 2**22 and ncu["top_stall"]
+        # DRAM bytes: at least the reads (8 bytes an element); written lines may still sit in the 50 MB L2 at the end
+        assert ncu["duration_ns"] > 0 and ncu["dram_bytes"] > 8 * 2**22 and ncu["top_stall"]
         assert rows[name].sanitizer is not None and rows[name].sanitizer["verdict"] == "clean", rows[name].sanitizer
     wrong = rows["vecadd_wrong"]
     assert wrong.check.status == results.WRONG

@@ -46,7 +46,7 @@ def test_every_rung_of_the_kernels_dir_is_ok_against_the_reference_with_beta_c(t
     tutorial = {name: row for name, row in rows.items() if name.startswith("tut_")}
     assert set(tutorial) == {"tut_naive", "tut_smem", "tut_1d", "tut_2d", "tut_vectorized", "tut_warptiling"}
     for name, row in tutorial.items():
-        assert row["check"]["status"] == "OK", (name, row["check"])
+        assert row["check"]["status"] == "ok", (name, row["check"])
         assert row["timing"]["summary"]["median_s"] > 0, name
         assert any("reads its output" in note for note in row["check"]["notes"]), row["check"]
     # beta = 0.5 for the naive rung: the output fed back, so the post-timing comparison is said to be skipped
@@ -60,7 +60,7 @@ def test_add_of_a_template_instance_with_args_and_grid_expressions_is_ok(tmp_pat
     result = invoke("run", "matmul", "--add", WARPTILING, *TUTORIAL_ARGS, "--block", "128",
                     "--grid", "ceil(N/128),ceil(M/128)", "--variants", "cublas", "--size", SIZE, "--json", "-")
     assert result.exit_code == 0, result.output
-    assert rows_of(result)["warptiling"]["check"]["status"] == "OK"
+    assert rows_of(result)["sgemmWarptiling"]["check"]["status"] == "ok"
 
 
 def test_naive_with_rows_on_x_is_ok_through_add(tmp_path):
@@ -69,7 +69,7 @@ def test_naive_with_rows_on_x_is_ok_through_add(tmp_path):
                     "M,N,K,2.0,A,B,beta=-1.5,C", "--reads-output", "--block", "32,32",
                     "--grid", "ceil(M/32),ceil(N/32)", "--variants", "cublas", "--size", "512", "--json", "-")
     assert result.exit_code == 0, result.output
-    assert rows_of(result)["naive"]["check"]["status"] == "OK"
+    assert rows_of(result)["sgemm_naive"]["check"]["status"] == "ok"
 
 
 def test_without_reads_output_the_nan_poison_is_named_as_the_cause(tmp_path):
@@ -78,7 +78,7 @@ def test_without_reads_output_the_nan_poison_is_named_as_the_cause(tmp_path):
                     "M,N,K,1.0,A,B,0.0,C", "--block", "32,32", "--grid", "ceil(M/32),ceil(N/32)",
                     "--variants", "cublas", "--size", "256", "--json", "-")
     assert result.exit_code == 1, result.output
-    check = rows_of(result)["naive"]["check"]
+    check = rows_of(result)["sgemm_naive"]["check"]
     assert check["status"] == "WRONG" and any("--reads-output" in r for r in check["reasons"]), check
 
 
@@ -91,7 +91,7 @@ def test_a_rung_that_skips_a_column_is_wrong_with_the_count_of_unwritten_outputs
     result = invoke("run", "matmul", "--add", f"{naive}:sgemm_naive", *TUTORIAL_ARGS, "--block", "32,32",
                     "--grid", "ceil(M/32),ceil(N/32)", "--variants", "cublas", "--size", "256", "--json", "-")
     assert result.exit_code == 1, result.output
-    reasons = rows_of(result)["naive"]["check"]["reasons"]
+    reasons = rows_of(result)["sgemm_naive"]["check"]["reasons"]
     assert any("outputs not written (still hold their starting values)" in r for r in reasons), reasons
 
 

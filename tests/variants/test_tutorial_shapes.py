@@ -304,3 +304,15 @@ def test_a_wrong_args_is_exit_2_before_any_launch(command, args, words, tmp_path
     assert result.exit_code == 2, result.output
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith("error: ") and words in line, line
+
+
+def test_an_added_file_named_like_a_built_in_variant_takes_its_kernels_name():
+    from gpuprof.variants import catalog
+    from gpuprof.variants.user import added_name
+
+    matmul = catalog.load_family("matmul")
+    assert "naive" in matmul.variant_names
+    assert added_name(matmul, Path("naive.cuh"), "sgemm_naive") == "sgemm_naive"
+    assert added_name(matmul, Path("mine.cu"), "matmul_mine") == "mine"
+    assert added_name(matmul, Path("naive.cu"), "naive") == "naive_yours"
+    assert added_name(matmul, Path("warptiling.cuh"), "sgemmWarptiling<128,128>") in {"warptiling", "sgemmWarptiling"}
