@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import gc
 import json
+import math
 from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -318,6 +319,7 @@ def _row_from_dict(r: dict[str, Any], shared: dict[Any, Any] | None = None) -> R
             if not isinstance(samples, list) or any(type(s) not in (float, int) for s in samples):
                 _number(next((s for s in samples if type(s) not in (float, int)), samples),
                         f"{where}: timing samples", optional=False)
+        _check_times(timing.samples_s, where)
         if not isinstance(timing.throttled, list) or not all(isinstance(flag, bool) for flag in timing.throttled):
             raise ValueError(f"{where}: timing.throttled must hold true/false per sample")
         _number(timing.resolution, f"{where}: timing.resolution")
@@ -349,6 +351,22 @@ def _row_from_dict(r: dict[str, Any], shared: dict[Any, Any] | None = None) -> R
         control=r.get("control", False),
         gpu=r.get("gpu"),
     )
+
+
+def _check_times(samples: Sequence[float], where: str) -> None:
+    """Every sample a finite time above zero: NaN, infinite, zero or negative times come from a broken
+    timer or a hand-edited file, and dropping them would judge a row on the samples left. Two C-level
+    passes (min, fsum: NaN or inf make the sum non-finite) rather than a check per sample."""
+    if not len(samples):
+        return
+    try:
+        fine = min(samples) > 0 and math.isfinite(math.fsum(samples))
+    except OverflowError:
+        fine = False
+    if not fine:
+        index, bad = next((i, s) for i, s in enumerate(samples) if not (math.isfinite(s) and s > 0))
+        raise ValueError(f"{where}: timing.samples_s[{index}] is {bad!r}; every sample must be a finite time "
+                         "above 0 (a broken timer or a hand-edited file?)")
 
 
 def derived_to_dict(derived: Derived) -> dict[str, Any]:
