@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import functools
 import gc
 import json
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from gpuprof.errors import InputError
-from gpuprof.files import atomic_write_text, read_text
+from gpuprof.files import atomic_write_text, read_lines, read_text
 
 SCHEMA_NAME = "gpuprof.results"
 SCHEMA_VERSION = 1
@@ -331,7 +332,7 @@ def _row_from_dict(r: dict[str, Any], shared: dict[Any, Any] | None = None) -> R
         raise TypeError(f"{where}: gpu must be an object like {{\"index\": 0, \"name\": ...}}")
     if not isinstance(r["size"], dict):
         raise TypeError(f"{where}: size must be a table like {{\"n\": 1024}}")
-    size = {str(k): int(v) for k, v in r["size"].items()}
+    size = _shared({str(k): int(v) for k, v in r["size"].items()}, shared)  # 18k rows, a few sizes
     return Row(
         family=_shared_text(str(r["family"]), shared),
         variant=str(r["variant"]),
@@ -421,25 +422,150 @@ def json_lines(data: dict[str, Any], listed: str, ensure_ascii: bool = True) -> 
     yield tail
 
 
-def load(path: str | Path) -> Results:
+def load(path: str | Path, lean: bool = False) -> Results:
+    """The results file at path, every row checked (InputError naming the file and the row).
+
+    A file in the layout gpuprof writes (json_parts: one row per line) is read line by line and each
+    row becomes its Row as it is read, so the file's text is never held whole. lean: keep only what
+    `compare` needs, for 18k-row files: each row's samples sorted, its SM clocks as a sorted multiset
+    (read without parsing every one), and no NVML clocks, throttle flags or checked sizes."""
     path = Path(path)
-    text = read_text(path)
+    collecting = gc.isenabled()
     # Parsing makes hundreds of thousands of containers that all survive and form no cycles: the
     # cyclic collector would only re-walk them again and again (a fifth of an 18k-row load).
-    collecting = gc.isenabled()
     gc.disable()
     try:
-        # The hook packs each timing's samples and makes each row's Row as soon as they are parsed,
-        # so a file's millions of floats and its row dicts never all live at once (an 18k-row
-        # file: ~145 MB of parsed JSON -> ~50 MB of Rows).
-        data = json.loads(text, object_hook=functools.partial(_parsed_object, shared={}))
-        del text  # 47 MB for an 18k-row file: not kept while from_dict checks the rest
+        data = _streamed(path, lean)
+        if data is None:  # another layout (hand-written, one line): parsed whole
+            data = json.loads(read_text(path), object_hook=functools.partial(_parsed_object, shared={}))
         return from_dict(data, path)
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     finally:
         if collecting:
             gc.enable()
+
+
+_ROWS_OPENER = '"rows": ['
+
+
+def _streamed(path: Path, lean: bool) -> dict[str, Any] | None:
+    """The file parsed row line by row line (json_lines' layout), or None when it has another
+    layout or a row line that is not one whole row (then the caller parses the text whole)."""
+    head: list[str] = []
+    rows: list[Any] = []
+    in_rows = False
+    hook = functools.partial(_parsed_object, shared={})
+    for line in read_lines(path):
+        if in_rows:
+            text = line.strip()
+            if text.startswith("{"):
+                text = text.removesuffix(",")
+                try:
+                    rows.append(_lean_row(text, hook) if lean else json.loads(text, object_hook=hook))
+                except json.JSONDecodeError:
+                    return None
+                continue
+            in_rows = False
+            line = line.replace("]", "[]", 1)
+        elif line.strip() == _ROWS_OPENER and not rows:
+            in_rows = True
+            line = line.replace(_ROWS_OPENER, '"rows": ', 1).rstrip() + " "
+        head.append(line)
+    if in_rows or not rows:
+        return None
+    data = json.loads("".join(head))
+    if not isinstance(data, dict) or data.get("rows") != []:
+        return None
+    data["rows"] = rows
+    return data
+
+
+# What a lean load leaves out of each row line before parsing it: compare reads none of it.
+_LEAN_DROPPED = ('"nvml_sm_clock_mhz": [', '"throttled": [', '"sizes_checked": [')
+_LEAN_DROPPED_OBJECTS = ('"summary": {',)  # (ncu and sanitizer: null in suite rows; dropped once parsed)
+_DERIVED = '"derived": {'
+_CLOCKS = '"sm_clock_mhz": ['
+_LEAN_GPUS: dict[str, dict[str, Any]] = {}  # one {"name": model} per model, shared by the rows of lean loads
+
+
+def _cut(text: str, opener: str, closer: str = "]") -> tuple[str, str | None]:
+    """text without the items of the list (or flat object) that opens with opener, and those items'
+    text (None: no such list). What is cut holds numbers, booleans or flat objects: no closer inside."""
+    start = text.find(opener)
+    if start < 0:
+        return text, None
+    begin = start + len(opener)
+    end = text.find(closer, begin)
+    if end < 0 or (closer == "}" and "{" in text[begin:end]):
+        return text, None
+    return text[:begin] + text[end:], text[begin:end]
+
+
+def _lean_row(text: str, hook: Any) -> Any:
+    """One row line, parsed with only what compare needs (load's lean): its samples (sorted), its
+    median SM clock (as its one clock: read_clock_median), check status and reasons, sizes, work,
+    precision and rate kind."""
+    for opener in _LEAN_DROPPED:
+        text, _ = _cut(text, opener)
+    for opener in _LEAN_DROPPED_OBJECTS:
+        text, _ = _cut(text, opener, "}")
+    text, clocks = _cut(text, _CLOCKS)
+    text, derived = _cut(text, _DERIVED, "}")
+    row = json.loads(text, object_hook=hook)
+    if not isinstance(row, Row):
+        return row
+    row.defines, row.ncu, row.sanitizer = {}, None, None
+    if derived is not None:  # only its rate kind: what resource_class reads
+        kind = json.loads("{" + derived + "}").get("rate_kind")
+        row.derived = Derived(kind if isinstance(kind, str) else "bytes")
+    if row.gpu is not None:  # the model pairs rows (comparability); its wall times and steps are not needed
+        row.gpu = _LEAN_GPUS.setdefault(str(row.gpu.get("name")), {"name": row.gpu.get("name")})
+    if row.timing is None:
+        return row
+    row.timing.summary = None
+    if isinstance(row.timing.samples_s, Samples):
+        row.timing.samples_s = _sorted(row.timing.samples_s)
+    if clocks:
+        try:
+            median = clock_median(clocks)
+        except ValueError:  # not plain numbers: the full parse says what is wrong
+            return json.loads(text.replace(_CLOCKS, _CLOCKS + clocks, 1), object_hook=hook)
+        row.timing.sm_clock_mhz = Samples([median] if median is not None else [])
+    return row
+
+
+def clock_median(listed: str) -> float | None:
+    """The median of a row's SM clocks from their JSON text ("1980.0, 1980.0, 1755.0"), as np.median
+    of the finite clocks above 0 would give it; None without one. A row has a few distinct clocks:
+    only those are parsed."""
+    first = listed.split(",", 1)[0]
+    if not listed.replace(first, "").replace(",", "").strip():  # every clock the same (the usual case)
+        value = float(first)
+        return value if math.isfinite(value) and value > 0 else None
+    counts: dict[float, int] = {}
+    for text, count in collections.Counter(listed.split(",")).items():
+        value = float(text)
+        if math.isfinite(value) and value > 0:
+            counts[value] = counts.get(value, 0) + count
+    total = sum(counts.values())
+    if not total:
+        return None
+    middle, seen, low = (total - 1) // 2, 0, None
+    for value in sorted(counts):
+        seen += counts[value]
+        if low is None and seen > middle:
+            low = value
+        if seen > total // 2:
+            return low if total % 2 else (low + value) / 2
+    return None
+
+
+def _sorted(samples: Samples) -> Samples:
+    import numpy as np  # here: the CLI's fast start imports results without numpy
+
+    np.frombuffer(samples, dtype=float).sort()  # in place: the Samples' own buffer
+    return samples
 
 
 _NUMBER_TYPES = {float, int}

@@ -118,7 +118,11 @@ class RunShift:
             out += [f"{shift.resource}-bound rows: {_moved(shift.log_shift)}, {_named(shift.controls)}; "
                     f"{_interval(shift.log_shift, shift.below, shift.above)}; they are judged relative to it"
                     for shift in self.classes if shift.estimated]
-        out += [finding.text(self.clock_phrase()) for finding in self.findings]
+        out += [finding.text(self.clock_phrase()) for finding in self.findings[:NAMED_CONTROLS]]
+        if len(self.findings) > NAMED_CONTROLS:
+            rest = self.findings[NAMED_CONTROLS:]
+            out.append(f"and {len(rest)} more controls moved alone ({', '.join(f.row_id for f in rest[:2])} …; "
+                       "--json lists every one): findings, not shifts")
         return out
 
     def clock_text(self) -> str:
@@ -176,11 +180,23 @@ def is_control(row: Row) -> bool:
 
 
 def median_clock_mhz(results: Results) -> float | None:
-    """The median of every per-sample SM clock in the file; None when no row recorded one."""
-    probed = [row.timing.sm_clock_mhz for row in results.rows if row.timing and len(row.timing.sm_clock_mhz)]
-    clocks = np.concatenate([np.asarray(c, dtype=float) for c in probed]) if probed else np.empty(0)
-    clocks = clocks[np.isfinite(clocks) & (clocks > 0)]
-    return float(np.median(clocks)) if clocks.size else None
+    """The run's SM clock: the median over rows of each row's median probed clock (finite, above 0),
+    so every row weighs once whatever its sample count (and a lean load, which keeps only each row's
+    median clock, gives the same); None when no row recorded one."""
+    medians = []
+    for row in results.rows:
+        if row.timing is None or not len(row.timing.sm_clock_mhz):
+            continue
+        if len(row.timing.sm_clock_mhz) == 1:  # a lean load's one median clock: no numpy call per row
+            clock = float(row.timing.sm_clock_mhz[0])
+            if math.isfinite(clock) and clock > 0:
+                medians.append(clock)
+            continue
+        clocks = np.asarray(row.timing.sm_clock_mhz, dtype=float)
+        clocks = clocks[np.isfinite(clocks) & (clocks > 0)]
+        if clocks.size:
+            medians.append(float(np.median(clocks)))
+    return float(np.median(medians)) if medians else None
 
 
 def combine(changes: Sequence[LogChange], alpha: float) -> tuple[float, float, float]:
@@ -240,10 +256,11 @@ def estimate_shift(controls: Sequence[tuple[LogChange, str]], alpha: float, min_
             values = np.array([c.value for c in members])
             centre = float(np.median(values))
             scatter = 1.4826 * float(np.median(np.abs(values - centre)))
-            kept = [c for c in members if abs(c.value - centre) <= max(min_effect, 3 * scatter, c.below, c.above)]
+            agrees = [abs(c.value - centre) <= max(min_effect, 3 * scatter, c.below, c.above) for c in members]
+            kept = [c for c, fine in zip(members, agrees) if fine]
             findings += [ControlFinding(c.row_id, resource, c.value,
                                         f"the other {len(members) - 1} {resource}-bound controls moved "
-                                        f"{_moved(centre)}") for c in members if c not in kept]
+                                        f"{_moved(centre)}") for c, fine in zip(members, agrees) if not fine]
         if len(kept) == 2 and abs(kept[0].value - kept[1].value) > _tolerance(kept, min_effect):
             groups += [(resource, [kept[0]]), (resource, [kept[1]])]
         elif kept:

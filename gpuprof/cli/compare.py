@@ -15,7 +15,7 @@ from gpuprof.cli._options import Force, JsonOut, json_target
 from gpuprof.cli._output import human_console
 from gpuprof.errors import Finding, UsageError
 
-# Beyond this many rows the terminal table shows only the rows that changed.
+# Beyond this many rows the terminal table shows only the rows that changed, at most this many of them.
 LARGE_REPORT_ROWS = 200
 
 
@@ -125,8 +125,9 @@ def compare(
         else:
             big = len(report.verdicts) > LARGE_REPORT_ROWS
             console = human_console(target)
-            print_table(console, render_compare_table(report, hide_same=big, width=None if wide else console.width),
-                        wide)
+            table = render_compare_table(report, hide_same=big, width=None if wide else console.width,
+                                         max_rows=LARGE_REPORT_ROWS if big else None)
+            print_table(console, table, wide)
         failures = gate(report)
     if failures:
         raise Finding(_gate_message(failures, len(file_problems(report))))

@@ -58,7 +58,7 @@ def _judge(request: CompareRequest, progress: ProgressFn | None) -> CompareRepor
         loaded = []
         for index, path in enumerate(paths):
             _tell(progress, str(path), "load", index, len(paths))
-            loaded.append(results.load(path))
+            loaded.append(results.load(path, lean=True))  # only what a verdict needs
         *bases, new = loaded
         _tell(progress, str(request.new), "compare", 0, 1)
         return compare_results(

@@ -156,7 +156,7 @@ def test_all_rows_slower_is_a_verdict_of_its_own_and_fails_with_fail_on_run_shif
                                  fail_on=parse_fail_on("run-shift=3"), run_shift_limit=0.03)
         text = report.shift.describe()  # ci_b itself ran 0.4 % faster than ci_a: 4.6 % in all
         assert report.shift.uniform and re.match(r"every row, controls included, is [45]\.\d % slower", text)
-        assert "at the same clock (1995 MHz)" in text
+        assert re.search(r"at the same clock \(199\d MHz\)", text)
         (failure,) = gate(report)
         assert re.match(r"run shift: the whole run [45]\.\d % slower", failure) and "3 %" in failure
         assert gate(dataclasses.replace(report, fail_on=parse_fail_on(None))) == []
