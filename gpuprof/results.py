@@ -551,14 +551,14 @@ def clock_median(listed: str) -> float | None:
     total = sum(counts.values())
     if not total:
         return None
-    middle, seen, low = (total - 1) // 2, 0, None
-    for value in sorted(counts):
+    ordered = sorted(counts)
+    seen, cumulative = 0, []
+    for value in ordered:
         seen += counts[value]
-        if low is None and seen > middle:
-            low = value
-        if seen > total // 2:
-            return low if total % 2 else (low + value) / 2
-    return None
+        cumulative.append(seen)
+    low = ordered[next(i for i, c in enumerate(cumulative) if c > (total - 1) // 2)]
+    high = ordered[next(i for i, c in enumerate(cumulative) if c > total // 2)]
+    return low if total % 2 else (low + high) / 2
 
 
 def _sorted(samples: Samples) -> Samples:

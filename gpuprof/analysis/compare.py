@@ -229,7 +229,8 @@ def compare_results(
     changes = {rid: _log_change(rid, b, n, policy.alpha) for rid, (b, n) in judged.items()}
     ceilings = from_environment(base.environment)
     resources = {rid: resource_class(n, ceilings) for rid, (_, n) in zip(common, pairs) if rid in samples}
-    controls, rows_by_class = [], {}
+    controls: list[tuple[LogChange, str]] = []
+    rows_by_class: dict[str, list[float]] = {}
     for rid, (b, n) in zip(common, pairs):
         if rid in changes and is_control(b) and is_control(n):
             controls.append((changes[rid], resources[rid]))

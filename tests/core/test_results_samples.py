@@ -7,6 +7,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -45,3 +46,13 @@ def test_show_and_compare_refuse_it_with_exit_2(tmp_path, command):
 
 def test_recorded_files_load_unchanged():
     assert all(row.timing is not None and min(row.timing.samples_s) > 0 for row in results.load(RECORDED).rows)
+
+
+def test_clock_median_from_the_text_equals_numpys_median_of_the_real_clocks():
+    rng = np.random.default_rng(1)
+    for n in range(1, 80):
+        values = rng.choice([1980.0, 1755.0, 11980.0, 1980.05, math.nan, 0.0, -1.0, math.inf], n) if n % 3 \
+            else np.full(n, 1980.0)
+        text = json.dumps(values.tolist())[1:-1]  # as a row line holds them: NaN, Infinity
+        fine = values[np.isfinite(values) & (values > 0)]
+        assert results.clock_median(text) == (float(np.median(fine)) if fine.size else None)
