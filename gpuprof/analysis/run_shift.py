@@ -107,6 +107,10 @@ class RunShift:
             if self.findings:
                 text = "no control row moved with the run: the gate cannot tell a whole-run shift from a regression"
             return f"{text}; {clocks}" if clocks else text
+        interval = _interval(self.log_shift, self.below, self.above)
+        if self.uniform and self.log_shift - self.below <= 0 <= self.log_shift + self.above:
+            return (f"no whole-run shift {self.clock_phrase()}: {_named(self.controls)} moved "
+                    f"{_moved(self.log_shift)} together, {interval}; rows are judged relative to it")
         who = "every row, controls included," if self.uniform else "the whole run (every confirmed control)"
         return (f"{who} is {_moved(self.log_shift)} {self.clock_phrase()}: {_named(self.controls)}; "
                 f"{_interval(self.log_shift, self.below, self.above)}; rows are judged relative to it")
