@@ -12,7 +12,7 @@ Prints one line: rows, mean samples per row, file size, wall and CPU seconds, pe
 and the 1-minute load average (on a shared machine wall time includes waiting for a core). Measure
 the same command with /usr/bin/time -v for the figures docs/PERFORMANCE.md records.
 
-Recorded on a shared 2-core CPU machine: see docs/ci-gate.md ("Large files").
+Figures: docs/PERFORMANCE.md (issue 26: the CLI measured with /usr/bin/time -v on these files).
 """
 
 from __future__ import annotations

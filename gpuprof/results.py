@@ -54,13 +54,13 @@ class Samples(array):
         return f"Samples({self.tolist()!r})"
 
     def __reduce__(self) -> tuple:
-        return Samples, (self.tolist(),)
+        return type(self), (self.tolist(),)
 
     def __copy__(self) -> Samples:
-        return Samples(self)
+        return type(self)(self)
 
     def __deepcopy__(self, memo: dict) -> Samples:
-        return Samples(self)
+        return type(self)(self)
 
 
 # Timing fields holding one float per sample: stored as Samples when a file is loaded.
@@ -455,14 +455,15 @@ def _streamed(path: Path, lean: bool) -> dict[str, Any] | None:
     head: list[str] = []
     rows: list[Any] = []
     in_rows = False
-    hook = functools.partial(_parsed_object, shared={})
+    shared: dict[Any, Any] = {}
+    hook = functools.partial(_parsed_object, shared=shared)
     for line in read_lines(path):
         if in_rows:
             text = line.strip()
             if text.startswith("{"):
                 text = text.removesuffix(",")
                 try:
-                    rows.append(_lean_row(text, hook) if lean else json.loads(text, object_hook=hook))
+                    rows.append(_lean_row(text, shared, hook) if lean else json.loads(text, object_hook=hook))
                 except json.JSONDecodeError:
                     return None
                 continue
@@ -481,43 +482,60 @@ def _streamed(path: Path, lean: bool) -> dict[str, Any] | None:
     return data
 
 
-# What a lean load leaves out of each row line before parsing it: compare reads none of it.
-_LEAN_DROPPED = ('"nvml_sm_clock_mhz": [', '"throttled": [', '"sizes_checked": [')
-_LEAN_DROPPED_OBJECTS = ('"summary": {',)  # (ncu and sanitizer: null in suite rows; dropped once parsed)
-_DERIVED = '"derived": {'
-_CLOCKS = '"sm_clock_mhz": ['
+# What a lean load cuts out of each row line before parsing it (compare reads none of it, or, for
+# the clocks and derived figures, only a little): (name, opener, closer, what stands in its place).
+_LEAN_CUTS = (
+    ("nvml", '"nvml_sm_clock_mhz": [', "]", "[]"),
+    ("throttled", '"throttled": [', "]", "[]"),
+    ("sizes", '"sizes_checked": [', "]", "[]"),
+    ("summary", '"summary": {', "}", "null"),
+    ("clocks", '"sm_clock_mhz": [', "]", "[]"),
+    ("derived", '"derived": {', "}", "null"),
+)
 _LEAN_GPUS: dict[str, dict[str, Any]] = {}  # one {"name": model} per model, shared by the rows of lean loads
 
 
-def _cut(text: str, opener: str, closer: str = "]") -> tuple[str, str | None]:
-    """text without the items of the list (or flat object) that opens with opener, and those items'
-    text (None: no such list). What is cut holds numbers, booleans or flat objects: no closer inside."""
-    start = text.find(opener)
-    if start < 0:
-        return text, None
-    begin = start + len(opener)
-    end = text.find(closer, begin)
-    if end < 0 or (closer == "}" and "{" in text[begin:end]):
-        return text, None
-    return text[:begin] + text[end:], text[begin:end]
+def _lean_cut(text: str) -> tuple[str, dict[str, str]]:
+    """The row line without _LEAN_CUTS' lists and objects, joined once (each cut copying the line
+    was a fifth of a load), and the text of each one cut, by name. What is cut holds numbers,
+    booleans or flat objects: no closer inside; anything else is left for the full parse."""
+    spans = []
+    for name, opener, closer, empty in _LEAN_CUTS:
+        start = text.find(opener)
+        if start < 0:
+            continue
+        begin = start + len(opener)
+        end = text.find(closer, begin)
+        if end < 0 or (closer == "}" and "{" in text[begin:end]):
+            continue
+        spans.append((start, end + 1, opener[:-1] + empty, name, begin))
+    spans.sort()
+    pieces, taken, position = [], {}, 0
+    for start, stop, stand_in, name, begin in spans:
+        if start < position:  # overlapping cuts: not a row gpuprof wrote; parse it whole
+            return text, {}
+        pieces += [text[position:start], stand_in]
+        taken[name] = text[begin:stop - 1]
+        position = stop
+    pieces.append(text[position:])
+    return "".join(pieces), taken
 
 
-def _lean_row(text: str, hook: Any) -> Any:
+def _lean_row(line: str, shared: dict[Any, Any], hook: Any) -> Any:
     """One row line, parsed with only what compare needs (load's lean): its samples (sorted), its
-    median SM clock (as its one clock: read_clock_median), check status and reasons, sizes, work,
+    median SM clock (as its one clock: clock_median), check status and reasons, sizes, work,
     precision and rate kind."""
-    for opener in _LEAN_DROPPED:
-        text, _ = _cut(text, opener)
-    for opener in _LEAN_DROPPED_OBJECTS:
-        text, _ = _cut(text, opener, "}")
-    text, clocks = _cut(text, _CLOCKS)
-    text, derived = _cut(text, _DERIVED, "}")
-    row = json.loads(text, object_hook=hook)
-    if not isinstance(row, Row):
-        return row
+    text, taken = _lean_cut(line)
+    raw = json.loads(text)  # no object hook: its call per object cost more than the row's checks
+    if isinstance(raw, dict) and isinstance(raw.get("timing"), dict):
+        _compact_samples(raw["timing"])
+    try:
+        row = _row_from_dict(raw, shared)
+    except (KeyError, TypeError, ValueError):
+        return raw  # from_dict refuses it with its row number
     row.defines, row.ncu, row.sanitizer = {}, None, None
-    if derived is not None:  # only its rate kind: what resource_class reads
-        kind = json.loads("{" + derived + "}").get("rate_kind")
+    if "derived" in taken:  # only its rate kind: what resource_class reads
+        kind = json.loads("{" + taken["derived"] + "}").get("rate_kind")
         row.derived = Derived(kind if isinstance(kind, str) else "bytes")
     if row.gpu is not None:  # the model pairs rows (comparability); its wall times and steps are not needed
         row.gpu = _LEAN_GPUS.setdefault(str(row.gpu.get("name")), {"name": row.gpu.get("name")})
@@ -526,11 +544,11 @@ def _lean_row(text: str, hook: Any) -> Any:
     row.timing.summary = None
     if isinstance(row.timing.samples_s, Samples):
         row.timing.samples_s = _sorted(row.timing.samples_s)
-    if clocks:
+    if taken.get("clocks"):
         try:
-            median = clock_median(clocks)
+            median = clock_median(taken["clocks"])
         except ValueError:  # not plain numbers: the full parse says what is wrong
-            return json.loads(text.replace(_CLOCKS, _CLOCKS + clocks, 1), object_hook=hook)
+            return json.loads(line, object_hook=hook)
         row.timing.sm_clock_mhz = Samples([median] if median is not None else [])
     return row
 
@@ -561,11 +579,18 @@ def clock_median(listed: str) -> float | None:
     return low if total % 2 else (low + high) / 2
 
 
-def _sorted(samples: Samples) -> Samples:
+class SortedSamples(Samples):
+    """Samples sorted ascending (a lean load's): compare uses them as they are, without a check."""
+
+    __slots__ = ()
+
+
+def _sorted(samples: Samples) -> SortedSamples:
     import numpy as np  # here: the CLI's fast start imports results without numpy
 
-    np.frombuffer(samples, dtype=float).sort()  # in place: the Samples' own buffer
-    return samples
+    ordered = SortedSamples(samples)  # a copy of the buffer (C), then sorted in place
+    np.frombuffer(ordered, dtype=float).sort()
+    return ordered
 
 
 _NUMBER_TYPES = {float, int}

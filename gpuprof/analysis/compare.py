@@ -23,7 +23,7 @@ from gpuprof.analysis.order_stats import median_ratio_interval, sorted_median
 from gpuprof.analysis.resource_class import resource_class
 from gpuprof.analysis.run_shift import History, LogChange, RunShift, estimate_shift, is_control, run_history
 from gpuprof.errors import InputError
-from gpuprof.results import OK, SKIPPED, Results, Row
+from gpuprof.results import OK, SKIPPED, Results, Row, SortedSamples
 
 
 class Status(StrEnum):
@@ -373,9 +373,10 @@ def _samples(row: Row) -> np.ndarray:
     if row.timing is None:
         return np.empty(0)
     raw = row.timing.samples_s
-    # A lean load (results.load) sorted them already: used in place, not copied (18k rows, two files).
-    values = np.frombuffer(raw, dtype=float) if isinstance(raw, array) else np.asarray(raw, dtype=float)
-    if values.size > 1 and not bool((values[1:] >= values[:-1]).all()):  # NaN compares false: sorted here
+    if type(raw) is SortedSamples:  # a lean load's (results.load): used in place, not copied or checked
+        values = np.frombuffer(raw, dtype=float)
+    else:
+        values = np.frombuffer(raw, dtype=float) if isinstance(raw, array) else np.asarray(raw, dtype=float)
         values = np.sort(values)
     if values.size and not (values[0] > 0 and math.isfinite(values[-1])):  # NaN sorts last
         raise InputError(f"{row.id}: timing.samples_s holds {_first_bad(values)!r}; every sample must be a "
