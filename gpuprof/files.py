@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from gpuprof.errors import InputError, UsageError
@@ -146,3 +146,34 @@ def atomic_write_text(path: Path, text: str | Iterable[str]) -> Path:
         if tmp is not None and Path(tmp).exists():
             Path(tmp).unlink(missing_ok=True)
     return path
+
+
+def read_lines(path: str | Path, what: str = "", max_bytes: int = MAX_BYTES) -> Iterator[str]:
+    """A UTF-8 text file line by line, with read_text's checks and messages, so a large file (an
+    18k-row results file is hundreds of MB) is never held whole."""
+    path = Path(path)
+    label = f"{what} {path}" if what else str(path)
+    try:
+        if path.is_dir():
+            raise InputError(f"cannot read {label}: it is a folder, not a file")
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise InputError(f"cannot read {label}: {size:,} bytes is more than the {max_bytes:,} gpuprof reads")
+        stream = path.open("rb")
+    except OSError as exc:
+        raise InputError(f"cannot read {label}: {exc.strerror or exc}") from None
+    except ValueError as exc:  # an embedded NUL in the path
+        raise InputError(f"cannot read {label}: {exc}") from None
+    with stream:
+        for number, raw in enumerate(stream, 1):
+            if number == 1:
+                if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+                    raise InputError(f"{label}: UTF-16 text; save it as UTF-8")
+                raw = raw.removeprefix(b"\xef\xbb\xbf")
+            if b"\x00" in raw:
+                raise InputError(f"{label}: a binary file, not text")
+            try:
+                yield raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"{label}: line {number}: not UTF-8 text (byte 0x{raw[exc.start]:02x}); "
+                                 "save it as UTF-8") from None

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import collections
 import functools
 import gc
 import json
+import math
 from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -12,7 +14,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from gpuprof.errors import InputError
-from gpuprof.files import atomic_write_text, read_text
+from gpuprof.files import atomic_write_text, read_lines, read_text
 
 SCHEMA_NAME = "gpuprof.results"
 SCHEMA_VERSION = 1
@@ -52,13 +54,13 @@ class Samples(array):
         return f"Samples({self.tolist()!r})"
 
     def __reduce__(self) -> tuple:
-        return Samples, (self.tolist(),)
+        return type(self), (self.tolist(),)
 
     def __copy__(self) -> Samples:
-        return Samples(self)
+        return type(self)(self)
 
     def __deepcopy__(self, memo: dict) -> Samples:
-        return Samples(self)
+        return type(self)(self)
 
 
 # Timing fields holding one float per sample: stored as Samples when a file is loaded.
@@ -335,6 +337,7 @@ def _row_from_dict(r: dict[str, Any], shared: dict[Any, Any] | None = None) -> R
             if not isinstance(samples, list) or any(type(s) not in (float, int) for s in samples):
                 _number(next((s for s in samples if type(s) not in (float, int)), samples),
                         f"{where}: timing samples", optional=False)
+        _check_times(timing.samples_s, where)
         if not isinstance(timing.throttled, list) or not all(isinstance(flag, bool) for flag in timing.throttled):
             raise ValueError(f"{where}: timing.throttled must hold true/false per sample")
         _number(timing.resolution, f"{where}: timing.resolution")
@@ -346,7 +349,7 @@ def _row_from_dict(r: dict[str, Any], shared: dict[Any, Any] | None = None) -> R
         raise TypeError(f"{where}: gpu must be an object like {{\"index\": 0, \"name\": ...}}")
     if not isinstance(r["size"], dict):
         raise TypeError(f"{where}: size must be a table like {{\"n\": 1024}}")
-    size = {str(k): int(v) for k, v in r["size"].items()}
+    size = _shared({str(k): int(v) for k, v in r["size"].items()}, shared)  # 18k rows, a few sizes
     return Row(
         family=_shared_text(str(r["family"]), shared),
         variant=str(r["variant"]),
@@ -366,6 +369,22 @@ def _row_from_dict(r: dict[str, Any], shared: dict[Any, Any] | None = None) -> R
         control=r.get("control", False),
         gpu=r.get("gpu"),
     )
+
+
+def _check_times(samples: Sequence[float], where: str) -> None:
+    """Every sample a finite time above zero: NaN, infinite, zero or negative times come from a broken
+    timer or a hand-edited file, and dropping them would judge a row on the samples left. Two C-level
+    passes (min, fsum: NaN or inf make the sum non-finite) rather than a check per sample."""
+    if not len(samples):
+        return
+    try:
+        fine = min(samples) > 0 and math.isfinite(math.fsum(samples))
+    except OverflowError:
+        fine = False
+    if not fine:
+        index, bad = next((i, s) for i, s in enumerate(samples) if not (math.isfinite(s) and s > 0))
+        raise ValueError(f"{where}: timing.samples_s[{index}] is {bad!r}; every sample must be a finite time "
+                         "above 0 (a broken timer or a hand-edited file?)")
 
 
 def derived_to_dict(derived: Derived) -> dict[str, Any]:
@@ -420,25 +439,175 @@ def json_lines(data: dict[str, Any], listed: str, ensure_ascii: bool = True) -> 
     yield tail
 
 
-def load(path: str | Path) -> Results:
+def load(path: str | Path, lean: bool = False) -> Results:
+    """The results file at path, every row checked (InputError naming the file and the row).
+
+    A file in the layout gpuprof writes (json_parts: one row per line) is read line by line and each
+    row becomes its Row as it is read, so the file's text is never held whole. lean: keep only what
+    `compare` needs, for 18k-row files: each row's samples sorted, its SM clocks as a sorted multiset
+    (read without parsing every one), and no NVML clocks, throttle flags or checked sizes."""
     path = Path(path)
-    text = read_text(path)
+    collecting = gc.isenabled()
     # Parsing makes hundreds of thousands of containers that all survive and form no cycles: the
     # cyclic collector would only re-walk them again and again (a fifth of an 18k-row load).
-    collecting = gc.isenabled()
     gc.disable()
     try:
-        # The hook packs each timing's samples and makes each row's Row as soon as they are parsed,
-        # so a file's millions of floats and its row dicts never all live at once (an 18k-row
-        # file: ~145 MB of parsed JSON -> ~50 MB of Rows).
-        data = json.loads(text, object_hook=functools.partial(_parsed_object, shared={}))
-        del text  # 47 MB for an 18k-row file: not kept while from_dict checks the rest
+        data = _streamed(path, lean)
+        if data is None:  # another layout (hand-written, one line): parsed whole
+            data = json.loads(read_text(path), object_hook=functools.partial(_parsed_object, shared={}))
         return from_dict(data, path)
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     finally:
         if collecting:
             gc.enable()
+
+
+_ROWS_OPENER = '"rows": ['
+
+
+def _streamed(path: Path, lean: bool) -> dict[str, Any] | None:
+    """The file parsed row line by row line (json_lines' layout), or None when it has another
+    layout or a row line that is not one whole row (then the caller parses the text whole)."""
+    head: list[str] = []
+    rows: list[Any] = []
+    in_rows = False
+    shared: dict[Any, Any] = {}
+    hook = functools.partial(_parsed_object, shared=shared)
+    for line in read_lines(path):
+        if in_rows:
+            text = line.strip()
+            if text.startswith("{"):
+                text = text.removesuffix(",")
+                try:
+                    rows.append(_lean_row(text, shared, hook) if lean else json.loads(text, object_hook=hook))
+                except json.JSONDecodeError:
+                    return None
+                continue
+            in_rows = False
+            line = line.replace("]", "[]", 1)
+        elif line.strip() == _ROWS_OPENER and not rows:
+            in_rows = True
+            line = line.replace(_ROWS_OPENER, '"rows": ', 1).rstrip() + " "
+        head.append(line)
+    if in_rows or not rows:
+        return None
+    data = json.loads("".join(head))
+    if not isinstance(data, dict) or data.get("rows") != []:
+        return None
+    data["rows"] = rows
+    return data
+
+
+# What a lean load cuts out of each row line before parsing it (compare reads none of it, or, for
+# the clocks and derived figures, only a little): (name, opener, closer, what stands in its place).
+_LEAN_CUTS = (
+    ("nvml", '"nvml_sm_clock_mhz": [', "]", "[]"),
+    ("throttled", '"throttled": [', "]", "[]"),
+    ("sizes", '"sizes_checked": [', "]", "[]"),
+    ("summary", '"summary": {', "}", "null"),
+    ("clocks", '"sm_clock_mhz": [', "]", "[]"),
+    ("derived", '"derived": {', "}", "null"),
+)
+_LEAN_GPUS: dict[str, dict[str, Any]] = {}  # one {"name": model} per model, shared by the rows of lean loads
+
+
+def _lean_cut(text: str) -> tuple[str, dict[str, str]]:
+    """The row line without _LEAN_CUTS' lists and objects, joined once (each cut copying the line
+    was a fifth of a load), and the text of each one cut, by name. What is cut holds numbers,
+    booleans or flat objects: no closer inside; anything else is left for the full parse."""
+    spans = []
+    for name, opener, closer, empty in _LEAN_CUTS:
+        start = text.find(opener)
+        if start < 0:
+            continue
+        begin = start + len(opener)
+        end = text.find(closer, begin)
+        if end < 0 or (closer == "}" and "{" in text[begin:end]):
+            continue
+        spans.append((start, end + 1, opener[:-1] + empty, name, begin))
+    spans.sort()
+    pieces, taken, position = [], {}, 0
+    for start, stop, stand_in, name, begin in spans:
+        if start < position:  # overlapping cuts: not a row gpuprof wrote; parse it whole
+            return text, {}
+        pieces += [text[position:start], stand_in]
+        taken[name] = text[begin:stop - 1]
+        position = stop
+    pieces.append(text[position:])
+    return "".join(pieces), taken
+
+
+def _lean_row(line: str, shared: dict[Any, Any], hook: Any) -> Any:
+    """One row line, parsed with only what compare needs (load's lean): its samples (sorted), its
+    median SM clock (as its one clock: clock_median), check status and reasons, sizes, work,
+    precision and rate kind."""
+    text, taken = _lean_cut(line)
+    raw = json.loads(text)  # no object hook: its call per object cost more than the row's checks
+    if isinstance(raw, dict) and isinstance(raw.get("timing"), dict):
+        _compact_samples(raw["timing"])
+    try:
+        row = _row_from_dict(raw, shared)
+    except (KeyError, TypeError, ValueError):
+        return raw  # from_dict refuses it with its row number
+    row.defines, row.ncu, row.sanitizer = {}, None, None
+    if "derived" in taken:  # only its rate kind: what resource_class reads
+        kind = json.loads("{" + taken["derived"] + "}").get("rate_kind")
+        row.derived = Derived(kind if isinstance(kind, str) else "bytes")
+    if row.gpu is not None:  # the model pairs rows (comparability); its wall times and steps are not needed
+        row.gpu = _LEAN_GPUS.setdefault(str(row.gpu.get("name")), {"name": row.gpu.get("name")})
+    if row.timing is None:
+        return row
+    row.timing.summary = None
+    if isinstance(row.timing.samples_s, Samples):
+        row.timing.samples_s = _sorted(row.timing.samples_s)
+    if taken.get("clocks"):
+        try:
+            median = clock_median(taken["clocks"])
+        except ValueError:  # not plain numbers: the full parse says what is wrong
+            return json.loads(line, object_hook=hook)
+        row.timing.sm_clock_mhz = Samples([median] if median is not None else [])
+    return row
+
+
+def clock_median(listed: str) -> float | None:
+    """The median of a row's SM clocks from their JSON text ("1980.0, 1980.0, 1755.0"), as np.median
+    of the finite clocks above 0 would give it; None without one. A row has a few distinct clocks:
+    only those are parsed."""
+    first = listed.split(",", 1)[0]
+    if not listed.replace(first, "").replace(",", "").strip():  # every clock the same (the usual case)
+        value = float(first)
+        return value if math.isfinite(value) and value > 0 else None
+    counts: dict[float, int] = {}
+    for text, count in collections.Counter(listed.split(",")).items():
+        value = float(text)
+        if math.isfinite(value) and value > 0:
+            counts[value] = counts.get(value, 0) + count
+    total = sum(counts.values())
+    if not total:
+        return None
+    ordered = sorted(counts)
+    seen, cumulative = 0, []
+    for value in ordered:
+        seen += counts[value]
+        cumulative.append(seen)
+    low = ordered[next(i for i, c in enumerate(cumulative) if c > (total - 1) // 2)]
+    high = ordered[next(i for i, c in enumerate(cumulative) if c > total // 2)]
+    return low if total % 2 else (low + high) / 2
+
+
+class SortedSamples(Samples):
+    """Samples sorted ascending (a lean load's): compare uses them as they are, without a check."""
+
+    __slots__ = ()
+
+
+def _sorted(samples: Samples) -> SortedSamples:
+    import numpy as np  # here: the CLI's fast start imports results without numpy
+
+    ordered = SortedSamples(samples)  # a copy of the buffer (C), then sorted in place
+    np.frombuffer(ordered, dtype=float).sort()
+    return ordered
 
 
 _NUMBER_TYPES = {float, int}

@@ -1,5 +1,5 @@
-"""Pure comparison of results: per-row verdicts with reason codes, judged relative to the run's
-common shift when control rows exist, and the CI gate rule.
+"""Pure comparison of results: per-row verdicts with reason codes, each row judged relative to the
+shift of its resource class (run_shift, resource_class) when control rows exist, and the CI gate rule.
 
 The presets and --fail-on are compare_presets', the median intervals order_stats', and the checks
 that two files can be compared at all comparability's.
@@ -8,6 +8,7 @@ that two files can be compared at all comparability's.
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -15,12 +16,14 @@ from enum import StrEnum
 import numpy as np
 from scipy import stats as sps
 
+from gpuprof.analysis.ceilings import Ceilings, from_environment
 from gpuprof.analysis.comparability import environment_warnings, gpu_model_check, mismatch_check, rows_by_id
 from gpuprof.analysis.compare_presets import DEFAULT_FAIL_ON, ComparePolicy, FailOn
 from gpuprof.analysis.order_stats import median_ratio_interval, sorted_median
+from gpuprof.analysis.resource_class import resource_class
 from gpuprof.analysis.run_shift import History, LogChange, RunShift, estimate_shift, is_control, run_history
 from gpuprof.errors import InputError
-from gpuprof.results import OK, SKIPPED, Results, Row
+from gpuprof.results import OK, SKIPPED, Results, Row, SortedSamples
 
 
 class Status(StrEnum):
@@ -44,7 +47,8 @@ class Reason(StrEnum):
     NEWLY_WRONG = "newly_wrong"  # ok in BASE, wrong in NEW: a failure
     UNTIMED_IN_NEW = "untimed_in_new"  # timed in BASE, no samples in NEW: fails by default
     SKIPPED_IN_NEW = "skipped_in_new"  # NEW skipped for environment reasons (e.g. PyTorch missing)
-    CONTROL = "control"  # the run's only control row: it defines the shift, so it cannot be judged by it
+    CONTROL = "control"  # its class's only control row: it defines the shift, so it cannot be judged by it
+    CONTROL_MOVED = "control_moved"  # a control that moved alone: a finding, not a shift (--fail-on control)
 
 
 @dataclass(frozen=True, slots=True)  # slots: an 18k-row report holds 18k of them
@@ -69,6 +73,7 @@ class Verdict:
     raw_ratio: float | None = None
     resolution: float | None = None
     control: bool = False
+    resource: str | None = None  # resource_class: the class whose shift the row is judged against
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,7 @@ class CompareReport:
     history: History | None = None
     fail_on: frozenset[FailOn] = DEFAULT_FAIL_ON
     new_medians: dict[str, float] = field(default_factory=dict)  # for trends and exports
+    run_shift_limit: float | None = None  # --fail-on run-shift=PCT, as a fraction
 
     def counts(self) -> dict[Status, int]:
         return {s: sum(v.status is s for v in self.verdicts) for s in Status}
@@ -106,15 +112,22 @@ class CompareReport:
 
 
 # Reasons that mean "the gate could not decide" (a fix since BASE is not among them).
-UNDECIDED = {Reason.OVERLAPPING, Reason.TOO_FEW_SAMPLES, Reason.TESTS_DISAGREE, Reason.NOT_TIMED}
+UNDECIDED = {Reason.OVERLAPPING, Reason.TESTS_DISAGREE, Reason.NOT_TIMED}
 
 
 def is_failure(verdict: Verdict, fail_on: frozenset[FailOn] = DEFAULT_FAIL_ON) -> bool:
-    """SLOWER and newly WRONG always fail; untimed, inconclusive and skipped rows as fail_on says."""
-    if verdict.status is Status.SLOWER or verdict.reason is Reason.NEWLY_WRONG:
+    """SLOWER and newly WRONG always fail, except a control's change (a finding, failing only with
+    --fail-on control); untimed, too few samples, inconclusive and skipped rows as fail_on says."""
+    if verdict.reason is Reason.NEWLY_WRONG:
+        return True
+    if verdict.control and verdict.status in (Status.SLOWER, Status.FASTER):
+        return verdict.reason is Reason.CONTROL_MOVED and FailOn.CONTROL in fail_on
+    if verdict.status is Status.SLOWER:
         return True
     if verdict.reason is Reason.UNTIMED_IN_NEW:
         return FailOn.UNTIMED in fail_on
+    if verdict.reason is Reason.TOO_FEW_SAMPLES:
+        return FailOn.TOO_FEW in fail_on
     if verdict.reason is Reason.SKIPPED_IN_NEW:
         return FailOn.MISSING in fail_on
     return verdict.status is Status.INCONCLUSIVE and verdict.reason in UNDECIDED and FailOn.INCONCLUSIVE in fail_on
@@ -147,6 +160,8 @@ def gate(report: CompareReport) -> list[str]:
     lines = whole + [f"{v.row_id} {v.status.value} ({v.reason.value}): {v.detail}"
                      for v in report.verdicts if is_failure(v, report.fail_on)
                      and not (all_untimed and v.reason is Reason.UNTIMED_IN_NEW)]
+    if FailOn.RUN_SHIFT in report.fail_on and report.run_shift_limit is not None:
+        lines += report.shift.over_limit(report.run_shift_limit)
     if FailOn.MISSING in report.fail_on:
         lines += [f"{rid} removed: in {report.base_label}, not in {report.new_label}" for rid in report.removed_only]
         lines += [f"{b} resized to {n}: not compared" for b, n in report.resized]
@@ -155,12 +170,14 @@ def gate(report: CompareReport) -> list[str]:
 
 @dataclass(frozen=True)
 class JudgingRule:
-    """What every row of one compare is judged by: the preset's thresholds, relative to the run's
-    common shift, each interval widened by the run-to-run spread that history gives (log scale)."""
+    """What every row of one compare is judged by: the preset's thresholds, relative to the shift of
+    the row's resource class (ceilings: BASE's, to tell a row's class), each interval widened by the
+    run-to-run spread that history gives (log scale)."""
 
     policy: ComparePolicy
     shift: RunShift = field(default_factory=RunShift)
     widen: float = 0.0
+    ceilings: Ceilings | None = None
 
 
 @dataclass(frozen=True, slots=True)  # slots: one per timed row of an 18k-row compare
@@ -173,6 +190,7 @@ class RowSamples:
     new: np.ndarray
     change: LogChange | None = None
     p_value: float | None = None
+    resource: str | None = None
 
 
 def compare_results(
@@ -186,6 +204,7 @@ def compare_results(
     history: Sequence[Results] = (),
     base_label: str = "BASE",
     new_label: str = "NEW",
+    run_shift_limit: float | None = None,
 ) -> CompareReport:
     """Verdicts for the rows in both files (in NEW's order), judged relative to the controls' common
     shift; plus added, removed and resized ids, the shift, the history and warnings.
@@ -208,9 +227,16 @@ def compare_results(
                if b.check.status == OK and n.check.status == OK}
     judged = {rid: s for rid, s in samples.items() if min(s[0].size, s[1].size) >= policy.min_samples}
     changes = {rid: _log_change(rid, b, n, policy.alpha) for rid, (b, n) in judged.items()}
-    controls = [changes[rid] for rid, (b, n) in zip(common, pairs)
-                if rid in changes and is_control(b) and is_control(n)]
-    shift = estimate_shift(controls, policy.alpha, base, new)
+    ceilings = from_environment(base.environment)
+    resources = {rid: resource_class(n, ceilings) for rid, (_, n) in zip(common, pairs) if rid in samples}
+    controls: list[tuple[LogChange, str]] = []
+    rows_by_class: dict[str, list[float]] = {}
+    for rid, (b, n) in zip(common, pairs):
+        if rid in changes and is_control(b) and is_control(n):
+            controls.append((changes[rid], resources[rid]))
+        elif rid in changes:
+            rows_by_class.setdefault(resources[rid], []).append(changes[rid].value)
+    shift = estimate_shift(controls, policy.alpha, policy.min_effect, rows_by_class, base, new)
     for earlier in history:
         if earlier.environment.get("gpu_name") != base.environment.get("gpu_name") and not allow_different_gpu:
             raise InputError(f"a history BASE ran on {earlier.environment.get('gpu_name')!r}, the baseline on "
@@ -218,9 +244,11 @@ def compare_results(
                              "(pass --allow-different-gpu to use it anyway)")
     past = _history([*history, base], policy) if history else None
     widen = past.widening(policy.alpha) if past else 0.0
-    p_values = _rank_test_batch(samples, math.exp(-shift.log_shift))
-    rule = JudgingRule(policy, shift, widen)
-    timed = {rid: RowSamples(b, n, changes.get(rid), p_values.get(rid)) for rid, (b, n) in samples.items()}
+    scales = {rid: math.exp(-shift.for_class(resource).log_shift) for rid, resource in resources.items()}
+    p_values = _rank_test_batch(samples, scales)
+    rule = JudgingRule(policy, shift, widen, ceilings)
+    timed = {rid: RowSamples(b, n, changes.get(rid), p_values.get(rid), resources[rid])
+             for rid, (b, n) in samples.items()}
     verdicts = [compare_row(b, n, rule, timed.get(rid)) for rid, (b, n) in zip(common, pairs)]
     if shift.clocks_differ() and not shift.estimated:
         warnings.append(f"{shift.clock_text()}: without control rows a SLOWER row may be the clock, not the code")
@@ -230,7 +258,7 @@ def compare_results(
         policy=policy, verdicts=verdicts, added=added, removed=removed, warnings=warnings,
         base_label=base_label, new_label=new_label, resized=_resized(removed, added, base_rows, new_rows),
         shift=shift, history=past, fail_on=fail_on,
-        new_medians={rid: sorted_median(s) for rid, s in new_sorted.items() if s.size},
+        new_medians={rid: sorted_median(s) for rid, s in new_sorted.items() if s.size}, run_shift_limit=run_shift_limit,
     )
 
 
@@ -287,34 +315,42 @@ def compare_row(base_row: Row, new_row: Row, rule: JudgingRule, samples: RowSamp
         return Verdict(rid, Status.INCONCLUSIVE, Reason.NOT_TIMED, "BASE has no timing samples", control=control)
     if min(base_s.size, new_s.size) < policy.min_samples:
         return Verdict(rid, Status.INCONCLUSIVE, Reason.TOO_FEW_SAMPLES,
-                       f"{base_s.size} samples in BASE, {new_s.size} in NEW; preset {policy.name} "
-                       f"needs at least {policy.min_samples} each",
+                       f"too few samples: {base_s.size} in BASE, {new_s.size} in NEW; preset {policy.name} "
+                       f"needs at least {policy.min_samples} on each side to judge a change",
                        sorted_median(base_s), sorted_median(new_s), control=control)
-    return _timing_verdict(rid, samples, rule, control)
+    resource = samples.resource or resource_class(new_row, rule.ceilings)
+    return _timing_verdict(rid, samples, rule, control, resource)
 
 
 # Rows with more samples than this per side get their rank test in one vectorised call: scipy's
 # 'auto' method is then asymptotic for every row anyway, so batching gives the same p-values.
 _BATCH_MIN_SAMPLES = 9
 _BATCH_ROWS = 1024
+# And at most about this many samples per call: scipy's rank test makes several temporaries of the
+# whole batch (1024 rows of 1000 samples a side took ~130 MB).
+_BATCH_SAMPLES = 1 << 17
 
 
-def _rank_test_batch(samples: dict[str, tuple[np.ndarray, np.ndarray]], new_scale: float = 1.0) -> dict[str, float]:
+def _rank_test_batch(samples: dict[str, tuple[np.ndarray, np.ndarray]],
+                     new_scale: dict[str, float] | None = None) -> dict[str, float]:
     """Mann–Whitney p-values of many rows at once (one scipy call per pair of sample counts): an
     18k-row compare spent most of its time in scipy's per-call overhead. samples: row id -> (BASE,
-    NEW) _samples of rows ok in both; new_scale removes the run shift from NEW's samples, as the
-    per-row test does."""
+    NEW) _samples of rows ok in both; new_scale (row id -> factor, 1 where absent) removes the row's
+    class shift from NEW's samples, as the per-row test does."""
+    new_scale = new_scale or {}
     groups: dict[tuple[int, int], list[tuple[str, np.ndarray, np.ndarray]]] = {}
     for rid, (base_s, new_s) in samples.items():
         if min(base_s.size, new_s.size) >= _BATCH_MIN_SAMPLES:
             groups.setdefault((new_s.size, base_s.size), []).append((rid, new_s, base_s))
     out: dict[str, float] = {}
-    for members in groups.values():
-        for start in range(0, len(members), _BATCH_ROWS):  # chunks bound scipy's temporary arrays
-            chunk = members[start:start + _BATCH_ROWS]
+    for (n_new, n_base), members in groups.items():
+        step = max(2, min(_BATCH_ROWS, _BATCH_SAMPLES // (n_new + n_base)))  # chunks bound scipy's temporaries
+        for start in range(0, len(members), step):
+            chunk = members[start:start + step]
             if len(chunk) < 2:
                 continue
-            news = np.stack([m[1] for m in chunk]) * new_scale  # elementwise: as scaling each row
+            factors = np.array([new_scale.get(m[0], 1.0) for m in chunk])[:, None]
+            news = np.stack([m[1] for m in chunk]) * factors  # elementwise: as scaling each row
             bases = np.stack([m[2] for m in chunk])
             pvalues = sps.mannwhitneyu(news, bases, alternative="two-sided", method="asymptotic", axis=1).pvalue
             out.update((m[0], float(p)) for m, p in zip(chunk, np.atleast_1d(pvalues)))
@@ -332,21 +368,36 @@ def _wrong_verdict(rid: str, base_row: Row, new_row: Row) -> Verdict:
 
 
 def _samples(row: Row) -> np.ndarray:
-    """The raw samples as a sorted array; non-finite or non-positive times cannot be real and are dropped."""
+    """The raw samples as a sorted array. A non-finite, zero or negative time cannot be real: the
+    row is refused (results.load refuses such files; this guards Results made in memory)."""
     if row.timing is None:
         return np.empty(0)
-    values = np.asarray(row.timing.samples_s, dtype=float)
-    return np.sort(values[np.isfinite(values) & (values > 0)])
+    raw = row.timing.samples_s
+    if type(raw) is SortedSamples:  # a lean load's (results.load): used in place, not copied or checked
+        values = np.frombuffer(raw, dtype=float)
+    else:
+        values = np.frombuffer(raw, dtype=float) if isinstance(raw, array) else np.asarray(raw, dtype=float)
+        values = np.sort(values)
+    if values.size and not (values[0] > 0 and math.isfinite(values[-1])):  # NaN sorts last
+        raise InputError(f"{row.id}: timing.samples_s holds {_first_bad(values)!r}; every sample must be a "
+                         "finite time above 0 (a broken timer or a hand-edited file?)")
+    return values
 
 
-def _timing_verdict(rid: str, samples: RowSamples, rule: JudgingRule, control: bool) -> Verdict:
-    base_s, new_s, policy, shift = samples.base, samples.new, rule.policy, rule.shift
+def _first_bad(values: np.ndarray) -> float:
+    return float(values[~(np.isfinite(values) & (values > 0))][0])
+
+
+def _timing_verdict(rid: str, samples: RowSamples, rule: JudgingRule, control: bool, resource: str) -> Verdict:
+    base_s, new_s, policy = samples.base, samples.new, rule.policy
+    shift = rule.shift.for_class(resource)
     base_med, new_med = sorted_median(base_s), sorted_median(new_s)
     raw = new_med / base_med
     if shift.controls == (rid,):
+        whose = "run's" if not rule.shift.classes or len(rule.shift.classes) == 1 else f"{resource}-bound rows'"
         return Verdict(rid, Status.SAME, Reason.CONTROL,
-                       f"{_pct(raw)}: the run's only control; its change is the run shift every row is judged against",
-                       base_med, new_med, 1.0, None, None, None, raw, None, control)
+                       f"{_pct(raw)}: the {whose} only control; its change is the shift they are judged against",
+                       base_med, new_med, 1.0, None, None, None, raw, None, control, resource)
     own = samples.change or _log_change(rid, base_s, new_s, policy.alpha)
     # Relative to the shift: subtract it, add its uncertainty (MOVER on the log scale), then the
     # run-to-run spread from history when given.
@@ -363,9 +414,13 @@ def _timing_verdict(rid: str, samples: RowSamples, rule: JudgingRule, control: b
     ratio = math.exp(centre)
     detail = _timing_detail(reason, ratio, low, high, p_value, policy)
     if shift.estimated:
-        detail += f"; raw {_pct(raw)} before removing the run shift"
+        detail += f"; raw {_pct(raw)} before removing the {resource}-bound shift {_pct(math.exp(shift.log_shift))}"
+    finding = next((f for f in rule.shift.findings if f.row_id == rid), None) if control else None
+    if finding is not None:
+        reason, detail = Reason.CONTROL_MOVED, finding.text(rule.shift.clock_phrase())
     resolution = max(high - ratio, ratio - low) / ratio
-    return Verdict(rid, status, reason, detail, base_med, new_med, ratio, low, high, p_value, raw, resolution, control)
+    return Verdict(rid, status, reason, detail, base_med, new_med, ratio, low, high, p_value, raw, resolution,
+                   control, resource)
 
 
 def decide(ci_low: float, ci_high: float, p_value: float, policy: ComparePolicy) -> tuple[Status, Reason]:

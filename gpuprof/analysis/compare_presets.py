@@ -58,15 +58,19 @@ class FailOn(StrEnum):
     """What else, besides SLOWER and newly WRONG rows, fails the gate (`--fail-on`)."""
 
     UNTIMED = "untimed"  # timed in BASE, no samples in NEW (e.g. a new host sync): on by default
-    INCONCLUSIVE = "inconclusive"  # the gate could not decide (overlapping, too few samples, tests disagree)
+    TOO_FEW = "too-few-samples"  # fewer samples than the preset's minimum on a side: on by default
+    INCONCLUSIVE = "inconclusive"  # the gate could not decide (overlapping, tests disagree)
     MISSING = "missing"  # removed or resized rows, and rows SKIPPED in NEW for environment reasons
+    CONTROL = "control"  # a control row that moved alone (a finding about the control, not the run)
+    RUN_SHIFT = "run-shift"  # run-shift=PCT: the whole run (or a resource class) more than PCT % slower
 
 
-DEFAULT_FAIL_ON: frozenset[FailOn] = frozenset({FailOn.UNTIMED})
+DEFAULT_FAIL_ON: frozenset[FailOn] = frozenset({FailOn.UNTIMED, FailOn.TOO_FEW})
 
 
 def parse_fail_on(text: str | None) -> frozenset[FailOn]:
-    """'inconclusive,missing' adds to the default (untimed); 'none' clears it ('none,missing': missing only)."""
+    """'inconclusive,missing' adds to the default (untimed, too-few-samples); 'none' clears it
+    ('none,missing': missing only); 'run-shift=3' adds the run-shift rule (run_shift_limit)."""
     if not text:
         return DEFAULT_FAIL_ON
     words = [w.strip().lower() for w in text.split(",") if w.strip()]
@@ -74,8 +78,30 @@ def parse_fail_on(text: str | None) -> frozenset[FailOn]:
     for word in words:
         if word == "none":
             continue
+        if word.split("=", 1)[0] == FailOn.RUN_SHIFT:
+            run_shift_limit(word)  # checked here, so a bad value is refused whoever parses it
+            chosen.add(FailOn.RUN_SHIFT)
+            continue
         try:
             chosen.add(FailOn(word))
         except ValueError:
-            raise UsageError(f"--fail-on {word!r}: choose from {', '.join(f.value for f in FailOn)} or none") from None
+            raise UsageError(f"--fail-on {word!r}: choose from {', '.join(f.value for f in FailOn)}=PCT "
+                             "or none") from None
     return frozenset(chosen)
+
+
+def run_shift_limit(text: str | None) -> float | None:
+    """The PCT of 'run-shift=PCT' in a --fail-on value, as a fraction (3 -> 0.03); None without it."""
+    for word in (w.strip().lower() for w in (text or "").split(",")):
+        name, _, value = word.partition("=")
+        if name != FailOn.RUN_SHIFT:
+            continue
+        try:
+            pct = float(value.strip().removesuffix("%"))
+        except ValueError:
+            raise UsageError(f"--fail-on {word!r}: give the largest whole-run slowdown that passes, in percent, "
+                             "e.g. run-shift=3") from None
+        if not 0 <= pct <= 100:
+            raise UsageError(f"--fail-on {word!r}: the percentage must be between 0 and 100")
+        return pct / 100
+    return None

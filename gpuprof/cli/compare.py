@@ -15,7 +15,7 @@ from gpuprof.cli._options import Force, JsonOut, json_target
 from gpuprof.cli._output import human_console
 from gpuprof.errors import Finding, UsageError
 
-# Beyond this many rows the terminal table shows only the rows that changed.
+# Beyond this many rows the terminal table shows only the rows that changed, at most this many of them.
 LARGE_REPORT_ROWS = 200
 
 
@@ -38,8 +38,9 @@ AllowMismatch = Annotated[bool, typer.Option(
     "--allow-mismatch", help="Compare rows timed in different modes or sizes under one id (refused otherwise).")]
 FailOnOpt = Annotated[str | None, typer.Option(
     "--fail-on", metavar="WHAT,...",
-    help="Also fail on: inconclusive, missing (removed, resized, skipped rows); rows untimed in NEW fail by "
-         "default ('none' clears that).")]
+    help="Also fail on: inconclusive, missing (removed, resized, skipped rows), control (a control row that moved "
+         "alone), run-shift=PCT (the whole run, or a resource class, more than PCT % slower); rows untimed in NEW or "
+         "with too few samples fail by default ('none' clears that).")]
 BaseOpt = Annotated[list[Path] | None, typer.Option(
     "--base", help="A BASE results file; repeat for history (oldest first, the last is the baseline).",
     dir_okay=False)]
@@ -68,8 +69,12 @@ def compare(
 ) -> None:
     """Compare results files row by row, relative to the run's common shift when it has control rows.
 
+    Each row is judged relative to the shift of its resource class (compute, DRAM, L2, host link),
+    estimated from that class's control rows; a control that moved alone is reported by name.
+
     Exit codes: 0 no regression (improvements never fail), 1 regression (SLOWER, newly WRONG, untimed
-    in NEW, or what --fail-on adds), 2 bad input, mismatched rows or different GPU models.
+    in NEW, too few samples, or what --fail-on adds), 2 bad input (non-finite, zero or negative
+    samples too), mismatched rows or different GPU models.
 
     Examples:
 
@@ -78,10 +83,12 @@ def compare(
       gpuprof compare run1.json run2.json run3.json new.json --markdown summary.md
 
       gpuprof compare a.json b.json --json -
+
+      gpuprof compare base.json new.json --fail-on run-shift=3
     """
     with exit_on_error():
         from gpuprof.analysis.compare import file_problems, gate
-        from gpuprof.analysis.compare_presets import parse_fail_on, policy_for
+        from gpuprof.analysis.compare_presets import parse_fail_on, policy_for, run_shift_limit
         from gpuprof.commands.compare import CompareRequest, execute
         from gpuprof.files import check_outputs
         from gpuprof.render.compare_view import (
@@ -106,7 +113,8 @@ def compare(
         outputs = ((markdown, compare_markdown), (export_gab, gab_json),
                    (json_file, lambda report: itertools.chain(compare_json_parts(report), ["\n"])))
         request = CompareRequest(
-            tuple(bases), new, chosen, fail_rule, allow_different_gpu=allow_different_gpu,
+            tuple(bases), new, chosen, fail_rule, run_shift_limit=run_shift_limit(fail_on),
+            allow_different_gpu=allow_different_gpu,
             allow_mismatch=allow_mismatch, outputs=tuple((path, text) for path, text in outputs if path is not None))
         with err_console.status(f"comparing {', '.join(map(str, bases))} with {new}", spinner="dots"):
             report = execute(request)
@@ -117,8 +125,9 @@ def compare(
         else:
             big = len(report.verdicts) > LARGE_REPORT_ROWS
             console = human_console(target)
-            print_table(console, render_compare_table(report, hide_same=big, width=None if wide else console.width),
-                        wide)
+            table = render_compare_table(report, hide_same=big, width=None if wide else console.width,
+                                         max_rows=LARGE_REPORT_ROWS if big else None)
+            print_table(console, table, wide)
         failures = gate(report)
     if failures:
         raise Finding(_gate_message(failures, len(file_problems(report))))

@@ -34,6 +34,7 @@ class CompareRequest:
     new: Path
     policy: ComparePolicy | None = None
     fail_on: frozenset[FailOn] = DEFAULT_FAIL_ON
+    run_shift_limit: float | None = None  # --fail-on run-shift=PCT, as a fraction
     allow_different_gpu: bool = False
     allow_mismatch: bool = False
     outputs: tuple[tuple[Path, Rendering], ...] = ()
@@ -57,14 +58,14 @@ def _judge(request: CompareRequest, progress: ProgressFn | None) -> CompareRepor
         loaded = []
         for index, path in enumerate(paths):
             _tell(progress, str(path), "load", index, len(paths))
-            loaded.append(results.load(path))
+            loaded.append(results.load(path, lean=True))  # only what a verdict needs
         *bases, new = loaded
         _tell(progress, str(request.new), "compare", 0, 1)
         return compare_results(
             bases[-1], new, request.policy or policy_for(str(new.compare.get("preset") or "default")),
             allow_different_gpu=request.allow_different_gpu, allow_mismatch=request.allow_mismatch,
             fail_on=request.fail_on, history=bases[:-1], base_label=str(request.bases[-1]),
-            new_label=str(request.new),
+            new_label=str(request.new), run_shift_limit=request.run_shift_limit,
         )
 
 

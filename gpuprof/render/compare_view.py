@@ -34,19 +34,25 @@ _COLUMNS = (
 _HEADERS = tuple(column.header for column in _COLUMNS)  # the Markdown table's, in the same order
 
 
-def render_compare_table(report: CompareReport, hide_same: bool = False, width: int | None = None) -> Table:
+def render_compare_table(report: CompareReport, hide_same: bool = False, width: int | None = None,
+                         max_rows: int | None = None) -> Table:
     """hide_same leaves SAME rows out of the table (the caption still counts them): a terminal
-    view of 18k unchanged rows helps nobody and takes Rich minutes to lay out.
+    view of 18k unchanged rows helps nobody and takes Rich minutes to lay out. max_rows: at most
+    this many rows, the worst first (a real 18k-row compare had 3,700 changed rows: seconds of
+    layout for a screen nobody reads to the end).
 
     width: the console's; columns that do not fit are left out (the caption names them) rather
     than squeezed (at 100 columns a long row id folded 'SLOWER' into 'SLOWE/R'); None: every column."""
-    shown = [v for v in _ordered(report.verdicts) if not (hide_same and v.status is Status.SAME)]
-    hidden = len(report.verdicts) - len(shown)
-    hidden_line = f"{hidden} SAME rows not shown (--json and --markdown list them)"
+    changed = [v for v in _ordered(report.verdicts) if not (hide_same and v.status is Status.SAME)]
+    shown = changed[:max_rows] if max_rows is not None else changed
+    hidden_same, cut = len(report.verdicts) - len(changed), len(changed) - len(shown)
+    notes = ([f"{hidden_same} SAME rows not shown (--json and --markdown list them)"] if hidden_same else [])
+    notes += ([f"{cut} more changed rows not shown, the least bad ones (--json and --markdown list them)"]
+              if cut else [])
     rows = [list(_cells(v, Text(v.status.value, style=_STYLE[v.status]))) for v in shown]
     return fitted_table(list(_COLUMNS), rows, width,
                         title=f"{report.base_label} → {report.new_label}  ({_policy_line(report)})",
-                        caption="\n".join([*verdict_lines(report), *([hidden_line] if hidden else [])]))
+                        caption="\n".join([*verdict_lines(report), *notes]))
 
 
 def compare_markdown(report: CompareReport) -> str:
@@ -88,7 +94,7 @@ def compare_json_parts(report: CompareReport) -> Iterator[str]:
     failures = gate(report)
     data = {
         "schema": "gpuprof.analysis.compare",
-        "schema_version": 1,
+        "schema_version": 2,  # 2: ratio is relative to the row's class shift; resource, run_shift classes/findings
         "base": report.base_label,
         "new": report.new_label,
         "policy": asdict(report.policy),
@@ -102,7 +108,8 @@ def compare_json_parts(report: CompareReport) -> Iterator[str]:
         "coarse": [v.row_id for v in report.coarse()],
         "fail_on": sorted(f.value for f in report.fail_on),
         "run_shift": {**asdict(report.shift), "ratio": report.shift.ratio if report.shift.estimated else None,
-                      "summary": report.shift.describe()},
+                      "summary": report.shift.describe(), "lines": report.shift.lines(),
+                      "fail_limit": report.run_shift_limit},
         "history": None if report.history is None else {
             "runs": report.history.runs, "sigma": report.history.sigma, "dof": report.history.dof,
             "row_sigma": report.history.row_sigma},
@@ -123,19 +130,27 @@ def verdict_lines(report: CompareReport) -> list[str]:
     lines = [f"the gate fails: {problem}" for problem in file_problems(report)]
     lines += [(f"{c[Status.SAME] + c[Status.FASTER] + c[Status.SLOWER]} rows compared{relative}: "
                f"{c[Status.SLOWER]} SLOWER (fail), {c[Status.FASTER]} FASTER, {c[Status.SAME]} SAME"),
-              report.shift.describe()]
+              *report.shift.lines()]
+    if FailOn.RUN_SHIFT in fail_on and report.run_shift_limit is not None:
+        over = report.shift.over_limit(report.run_shift_limit)
+        lines += over or [f"run shift within the {report.run_shift_limit * 100:g} % that --fail-on run-shift allows"]
     h = report.history
     if h is not None and h.sigma is not None:
         lines.append(f"history: {h.runs} BASE runs; run-to-run spread {h.sigma * 100:.2f} % (pooled, {h.dof} "
                      f"degrees of freedom) widens every interval by ±{h.widening(report.policy.alpha) * 100:.1f} %")
     by_reason = {r: [v for v in report.verdicts if v.reason is r] for r in Reason}
     undecided = [v for v in report.verdicts if v.status is Status.INCONCLUSIVE and v.reason in UNDECIDED]
+    few = by_reason[Reason.TOO_FEW_SAMPLES]
     groups: list[tuple[Sized, str, bool, str]] = [
+        (few, f"with too few samples to judge (preset {report.policy.name} needs {report.policy.min_samples} a side)",
+         FailOn.TOO_FEW in fail_on, "--fail-on none lets them pass"),
         (undecided, "INCONCLUSIVE: the gate could not decide (take more samples)",
          FailOn.INCONCLUSIVE in fail_on, "--fail-on inconclusive makes them fail"),
         (by_reason[Reason.UNTIMED_IN_NEW], "timed in BASE but no samples in NEW (a host sync? a hang?)",
          FailOn.UNTIMED in fail_on, "--fail-on none lets them pass"),
         (by_reason[Reason.NEWLY_WRONG], "newly WRONG: ok in BASE, wrong in NEW", True, ""),
+        (by_reason[Reason.CONTROL_MOVED], "control rows that moved alone (findings, named above)",
+         FailOn.CONTROL in fail_on, "--fail-on control makes them fail"),
         (by_reason[Reason.WRONG_RESULT], "still wrong (not ok in BASE either)", False, "not a new failure"),
         (by_reason[Reason.BASE_WRONG], "fixed since BASE (wrong there, so no baseline time)", False, ""),
         (by_reason[Reason.SKIPPED_IN_NEW], "SKIPPED in NEW for environment reasons (not a wrong result)",

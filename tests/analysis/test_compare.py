@@ -277,7 +277,8 @@ def test_recorded_run_slower_as_a_whole_is_a_shift_not_a_regression():
     assert report.shift.controls == ("vecadd/torch/67108864", "matmul/cublas/2048x2048x2048")
     assert report.shift.ratio == pytest.approx(1.025, abs=0.002)
     text = report.shift.describe()
-    assert text.startswith("the whole run is 2.") and "% slower" in text and "clocks 1946 vs 1995 MHz" in text
+    assert text.startswith("every row, controls included, is 2.") and "% slower" in text
+    assert "while the SM clock went from 1995 to 1946 MHz" in text
     assert all(v.status is Status.SAME for v in report.verdicts)
     assert all(v.raw_ratio > 1.02 for v in report.verdicts)  # each row alone would have read SLOWER
     assert gate(report) == []
@@ -323,7 +324,13 @@ def test_one_control_that_moved_against_the_others_is_judged():
         row.vendor = True
     report = compare_results(make_results(*rows), make_results(*moved), DEFAULT)
     assert report.shift.ratio == pytest.approx(1.03, abs=0.005)  # the median of four: d cannot drag it
-    assert {v.row_id: v.status for v in report.verdicts}["vecadd/d/67108864"] is Status.SLOWER
+    d = {v.row_id: v for v in report.verdicts}["vecadd/d/67108864"]
+    # Issue 26: a control that moved alone is a finding by name, not a regression of the project.
+    assert (d.status, d.reason) == (Status.SLOWER, Reason.CONTROL_MOVED)
+    assert [f.row_id for f in report.shift.findings] == ["vecadd/d/67108864"]
+    assert "control vecadd/d/67108864 is 10." in d.detail and "at the same clock" not in d.detail
+    assert gate(report) == []
+    assert gate(compare_results(make_results(*rows), make_results(*moved), DEFAULT, fail_on=parse_fail_on("control")))
 
 
 def test_skipped_in_new_is_an_environment_problem_not_newly_wrong():
@@ -374,8 +381,9 @@ def test_rows_are_paired_by_id_and_gpu_model():
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    (None, {"untimed"}), ("inconclusive,missing", {"untimed", "inconclusive", "missing"}),
-    ("none", set()), ("none,missing", {"missing"}),
+    (None, {"untimed", "too-few-samples"}),
+    ("inconclusive,missing", {"untimed", "too-few-samples", "inconclusive", "missing"}),
+    ("none", set()), ("none,missing", {"missing"}), ("none,run-shift=3", {"run-shift"}),
 ])
 def test_parse_fail_on(text, expected):
     assert {f.value for f in parse_fail_on(text)} == expected

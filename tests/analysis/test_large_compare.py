@@ -81,14 +81,16 @@ def test_compare_results_equals_the_per_row_verdict():
     assert len(statuses) >= 5
 
 
-def test_median_clock_equals_the_median_of_every_probed_clock():
+def test_median_clock_is_the_median_of_each_rows_median_probed_clock():
+    """Issue 26: each row weighs once (a lean load keeps only each row's median clock)."""
     rng = np.random.default_rng(5)
-    rows, every = [], []
+    rows, medians = [], []
     for i in range(50):
         clocks = rng.choice([1980.0, 1755.0, 1410.0, math.nan, -1.0, math.inf, 0.0], int(rng.integers(0, 12))).tolist()
         rows.append(_row(i, [1e-4] * len(clocks), clocks=clocks if i % 2 else Samples(clocks)))
-        every += [c for c in clocks if math.isfinite(c) and c > 0]
-    assert median_clock_mhz(Results({}, rows)) == float(np.median(every))
+        fine = [c for c in clocks if math.isfinite(c) and c > 0]
+        medians += [float(np.median(fine))] if fine else []
+    assert median_clock_mhz(Results({}, rows)) == float(np.median(medians))
     assert median_clock_mhz(Results({}, [_row(0, [1e-4], clocks=[math.nan])])) is None
     assert median_clock_mhz(Results({}, [])) is None
 
@@ -229,3 +231,30 @@ def test_the_compare_command_turns_the_collector_back_on(tmp_path):
     assert result.exit_code in (0, 1), result.output
     assert gc.isenabled()
     assert len(json.loads((tmp_path / "report.json").read_text())["verdicts"]) == 3
+
+
+def test_a_lean_load_gives_the_verdicts_of_a_full_load(tmp_path):
+    """results.load(lean=True) keeps sorted samples and each row's median clock only: the same report."""
+    base, new = _pair_of_runs(rows=40)
+    for results in (base, new):
+        for row in results.rows:
+            row.timing.sm_clock_mhz = [1980.0, 1755.0, 1980.0][: 1 + len(row.id) % 3]
+    results_io.save(base, tmp_path / "b.json")
+    results_io.save(new, tmp_path / "n.json")
+    full = compare.compare_results(results_io.load(tmp_path / "b.json"), results_io.load(tmp_path / "n.json"),
+                                   PRESETS["default"])
+    lean = compare.compare_results(results_io.load(tmp_path / "b.json", lean=True),
+                                   results_io.load(tmp_path / "n.json", lean=True), PRESETS["default"])
+    assert lean.verdicts == full.verdicts and lean.shift == full.shift
+    row = results_io.load(tmp_path / "n.json", lean=True).rows[1]
+    assert list(row.timing.samples_s) == sorted(new.rows[1].timing.samples_s) and len(row.timing.sm_clock_mhz) == 1
+
+
+def test_a_file_in_another_layout_loads_the_same(tmp_path):
+    base, _ = _pair_of_runs(rows=5)
+    results_io.save(base, tmp_path / "lines.json")
+    (tmp_path / "one.json").write_text(json.dumps(results_io.to_dict(base)))
+    (tmp_path / "indented.json").write_text(json.dumps(results_io.to_dict(base), indent=2))
+    expected = results_io.load(tmp_path / "lines.json")
+    for name in ("one.json", "indented.json"):
+        assert results_io.load(tmp_path / name) == expected

@@ -36,7 +36,7 @@ def test_table_keeps_whole_row_ids_at_every_width(width):
 def test_verdict_lines_say_what_was_compared_and_the_shift():
     lines = verdict_lines(report())
     assert lines[0] == "6 rows compared (relative to the run shift): 0 SLOWER (fail), 0 FASTER, 6 SAME"
-    assert lines[1].startswith("the whole run is 2.") and "2 controls" in lines[1]
+    assert lines[1].startswith("every row, controls included, is 2.") and "2 controls" in lines[1]
 
 
 def test_trend_draws_levels_and_gaps():
