@@ -31,10 +31,11 @@ from gpuprof.errors import EnvironmentProblem, InputError, UsageError
 MAX_BYTES = 1 << 30
 
 # The marks gpuprof leaves in what it writes, so that it knows its own files again (and no one else's):
-# a JSON document's "schema": "gpuprof.<command>", this first line of a Markdown file, and a PNG's
+# a JSON document's "schema": "gpuprof.<command>", this last line of a Markdown file (at the end, where
+# a step summary hides it), and a PNG's
 # "Software" text chunk (SVG: its "Creator") starting with PLOT_SOFTWARE.
 JSON_SCHEMA_PREFIX = "gpuprof."
-MARKDOWN_MARK = "<!-- written by gpuprof: gpuprof replaces this file when asked to write it again -->\n"
+MARKDOWN_MARK = "\n<!-- written by gpuprof: gpuprof replaces this file when asked to write it again -->\n"
 PLOT_SOFTWARE = "gpuprof"
 # github-action-benchmark's list format holds no marker of its own: an entry is ours when it has
 # only the keys gpuprof writes and its name is a row id (family/variant/size).
@@ -188,7 +189,7 @@ def _same(a: Path, b: Path) -> bool:
 
 def is_own(path: Path) -> bool:
     """An empty file, or one that carries gpuprof's own marker: a JSON document
-    with "schema": "gpuprof.…", a Markdown file starting with MARKDOWN_MARK, a plot whose metadata
+    with "schema": "gpuprof.…", a Markdown file ending with MARKDOWN_MARK, a plot whose metadata
     names gpuprof as its software. A word in the first bytes proves nothing."""
     try:
         with path.open("rb") as handle:
@@ -199,7 +200,7 @@ def is_own(path: Path) -> bool:
         return True
     if head.startswith(b"\x89PNG\r\n\x1a\n"):
         return _png_software(path).startswith(PLOT_SOFTWARE)
-    if head.startswith(MARKDOWN_MARK.encode()):
+    if _tail(path).endswith(MARKDOWN_MARK.encode()):
         return True
     if head.lstrip().startswith(b"<?xml") or head.lstrip().startswith(b"<svg"):
         return f"<dc:title>{PLOT_SOFTWARE}".encode() in head and b"<dc:creator>" in head
@@ -216,6 +217,15 @@ def is_own(path: Path) -> bool:
             isinstance(e, dict) and set(e) <= _GAB_KEYS and {"name", "unit", "value"} <= set(e)
             and isinstance(e["name"], str) and _ROW_ID.fullmatch(e["name"]) is not None for e in data)
     return False
+
+
+def _tail(path: Path, size: int = 512) -> bytes:
+    try:
+        with path.open("rb") as handle:
+            handle.seek(max(0, path.stat().st_size - size))
+            return handle.read(size)
+    except OSError:
+        return b""
 
 
 def _png_software(path: Path) -> str:

@@ -42,11 +42,9 @@ def _pyplot() -> Any:
 
 def plot_metadata(path: Path) -> dict[str, str]:
     """gpuprof's mark in a plot it writes (files.is_own knows it again): PNG's Software, SVG's Creator."""
-    from gpuprof import __version__
     from gpuprof.files import PLOT_SOFTWARE
 
-    mark = f"{PLOT_SOFTWARE} {__version__}"
-    return {"Creator": mark} if path.suffix.lower() in (".svg", ".pdf") else {"Software": mark}
+    return {"Creator": PLOT_SOFTWARE} if path.suffix.lower() in (".svg", ".pdf") else {"Software": PLOT_SOFTWARE}
 
 
 def save_roofline(points: list[Point], roof: Roof, path: Path, title: str) -> Path:

@@ -12,7 +12,7 @@ import pytest
 
 from gpuprof import files, results
 from gpuprof.analysis.stats import summarize
-from gpuprof.errors import InputError
+from gpuprof.errors import EnvironmentProblem, InputError
 from gpuprof.files import atomic_write_text
 from gpuprof.results import (
     CHECK_STATUSES,
@@ -278,7 +278,7 @@ def test_existing_file_is_replaced_whole(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
 
 
-@pytest.mark.parametrize(("raised", "expected"), [(OSError(28, "No space left on device"), InputError),
+@pytest.mark.parametrize(("raised", "expected"), [(OSError(28, "No space left on device"), EnvironmentProblem),
                                                   (KeyboardInterrupt(), KeyboardInterrupt)])
 def test_failed_rename_keeps_the_old_file_and_leaves_no_temp_file(tmp_path, monkeypatch, raised, expected):
     target = save(sample_results(), tmp_path / "r.json")
