@@ -24,6 +24,7 @@ import tempfile
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from gpuprof.errors import EnvironmentProblem, InputError, UsageError
 
@@ -99,6 +100,20 @@ def read_text(path: str | Path, what: str = "", max_bytes: int = MAX_BYTES) -> s
         line = data.count(b"\n", 0, exc.start) + 1
         byte = data[exc.start]
         raise InputError(f"{label}: line {line}: not UTF-8 text (byte 0x{byte:02x}); save it as UTF-8") from None
+
+
+def read_toml(path: str | Path, what: str = "") -> dict[str, Any]:
+    """A TOML file (suite, manifest) parsed: invalid or absurdly nested TOML is one InputError."""
+    import tomllib
+
+    text = read_text(path, what)
+    label = f"{what} {path}" if what else str(path)
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{label}: not valid TOML: {exc}") from None  # the message has line and column
+    except RecursionError:
+        raise InputError(f"{label}: TOML nested too deep") from None
 
 
 def read_source(path: str | Path, what: str = "") -> str:

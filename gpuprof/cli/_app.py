@@ -13,7 +13,7 @@ import typer
 from typer import Abort, echo
 from typer.core import TyperCommand, TyperGroup, TyperOption
 
-from gpuprof.cli._boundary import ClickException, NoArgsIsHelpError, print_error, report
+from gpuprof.cli._boundary import ClickException, NoArgsIsHelpError, report
 from gpuprof.errors import EnvironmentProblem, GpuprofError, UsageError
 
 try:  # Typer >= 0.29 vendors Click as typer._click; older ones use click itself

@@ -103,7 +103,8 @@ def compare(
         target = json_target(json_out)
         check_outputs([*bases, new], {"--markdown": markdown, "--export-gab": export_gab, "--json": target}, force)
         json_file = Path(target) if target not in (None, "-") else None
-        outputs = ((markdown, lambda report: compare_markdown(report).rstrip("\n") + "\n" + MARKDOWN_MARK), (export_gab, gab_json),
+        outputs = ((markdown, lambda report: compare_markdown(report).rstrip("\n") + "\n" + MARKDOWN_MARK),
+                   (export_gab, gab_json),
                    (json_file, lambda report: itertools.chain(compare_json_parts(report), ["\n"])))
         request = CompareRequest(
             tuple(bases), new, chosen, fail_rule, allow_different_gpu=allow_different_gpu,

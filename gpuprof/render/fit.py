@@ -47,13 +47,13 @@ def fitted_table(columns: list[Column], rows: Sequence[Sequence[str | Text]], wi
                      "(--wide shows every column)")
         notes += [columns[i].dropped_note for i in dropped if columns[i].dropped_note]
     if notes:
-        table.caption = "\n".join(notes)
+        table.caption = Text("\n".join(notes))  # text, not markup: captions name files, GPUs and kernels
         table.caption_justify = "left"
     return table
 
 
 def _table(columns: list[Column], rows: Sequence[Sequence[str | Text]], title: str) -> Table:
-    table = Table(title=title or None, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+    table = Table(title=Text(title) if title else None, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
                   collapse_padding=True, show_edge=False)
     for col in columns:
         table.add_column(col.header, justify=col.justify, no_wrap=True)  # type: ignore[arg-type]

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import difflib
-import tomllib
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from gpuprof.errors import InputError, UsageError
-from gpuprof.files import read_text
+from gpuprof.files import read_toml
 from gpuprof.variants.expressions import Expr, evaluate
 
 _PACKAGED = Path(__file__).resolve().parents[1] / "_kernels"  # where a wheel puts kernels/ (pyproject force-include)
@@ -207,10 +206,7 @@ def load_all(root: Path | None = None) -> list[Family]:
 
 
 def parse_manifest(path: Path) -> Family:
-    try:
-        data = tomllib.loads(read_text(path))
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: not valid TOML ({exc})") from None
+    data = read_toml(path)
     m = _Manifest(path, data)
     family = Family(
         name=m.text("family"),

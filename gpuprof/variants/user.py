@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 from gpuprof import families
 from gpuprof.errors import InputError, UsageError
 from gpuprof.families import _keys
-from gpuprof.files import read_source, read_text
+from gpuprof.files import read_source, read_toml
 from gpuprof.variants.catalog import Family, Variant, check_geometry, parse_variant, validate_variants
 
 # An entry point as the built-ins declare it: `extern "C" __global__ void [__launch_bounds__(...)] name(params)`;
@@ -142,10 +141,7 @@ def load_kernels_dir(directory: Path, family: Family) -> list[Variant]:
     path = directory / f"{family.name}.toml"
     if not path.is_file():
         return []
-    try:
-        data = tomllib.loads(read_text(path))
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: not valid TOML ({exc})") from None
+    data = read_toml(path)
     unknown = sorted(set(data) - {"family", "variant"})
     if unknown:
         raise InputError(
