@@ -34,6 +34,7 @@ SWEEP_KEYS = ("family", "variant", "params", "size", "timing")
 GATE_RESOLUTION_FRACTION = 0.4
 # One sweep is a parameter study, not a benchmark farm: beyond this it is almost surely a typo.
 MAX_SWEEP_CASES = 1024
+MAX_DIMENSION = 2**31 - 1  # the kernels index with 32-bit integers (as --size checks)
 _DEFINE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -266,6 +267,8 @@ class _Validator:
         for key, item in value.items():
             if not _is_int(item) or item <= 0:
                 raise self.fail(where, f"{what}: '{key}' must be a positive integer, got {item!r}")
+            if item > MAX_DIMENSION:
+                raise self.fail(where, f"{what}: '{key}' = {item} is over the kernels' 32-bit index limit (2^31 - 1)")
         return dict(value)
 
     def size_example(self, family: str) -> str:

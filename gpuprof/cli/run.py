@@ -274,6 +274,10 @@ def suite(
         out = target if isinstance(target, Path) else None  # "-" is refused above
         if out is not None:
             written.append((out, out.stat().st_mtime if out.exists() else None))
+        if gpus is not None:
+            from gpuprof.commands.suite_gpus import gpu_indices
+
+            gpu_indices(gpus)  # a typo is exit 2 before the GPUs are counted
         with status(f"reading {suite_file}"):
             spec_file = load(suite_file)
         if gpus is not None:

@@ -362,8 +362,10 @@ def check_geometry(path: Path | str, family: Family, v: Variant) -> None:
             f"{path}: variant {v.name!r}: tile must give {len(family.grid_dims)} positive extents "
             f"(along {list(family.grid_dims)})"
         )
-    if v.grid not in ("tiles", "one") and not v.grid.startswith("per_sm:"):
-        raise InputError(f"{path}: variant {v.name!r}: grid must be 'tiles', 'one' or 'per_sm:K'")
+    per_sm = v.grid.partition("per_sm:")[2] if v.grid.startswith("per_sm:") else None
+    if v.grid not in ("tiles", "one") and not (per_sm and per_sm.isdigit() and 1 <= int(per_sm) <= 1024):
+        raise InputError(f"{path}: variant {v.name!r}: grid must be 'tiles', 'one' or 'per_sm:K' "
+                         "with K from 1 to 1024 blocks per SM")
 
 
 class _Manifest:
