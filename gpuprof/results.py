@@ -494,6 +494,8 @@ def load(path: str | Path) -> Results:
         raise InputError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     except RecursionError:
         raise InputError(f"{path}: JSON nested too deep to be a results file") from None
+    except ValueError as exc:  # an integer of thousands of digits (Python refuses to convert it)
+        raise InputError(f"{path}: a number too long to be a measurement ({str(exc).split(':')[0].lower()})") from None
     finally:
         if collecting:
             gc.enable()

@@ -32,6 +32,7 @@ class Modes:
     """A command's modes: which one a command line is in (from its parsed parameters and the words
     after `--`), and for each option (by parameter name) the modes it applies in."""
 
+    modes: tuple[str, ...]
     mode_of: Callable[[Mapping[str, Any], tuple[str, ...]], str]
     only: Mapping[str, frozenset[str]]
 
@@ -51,25 +52,25 @@ def _each(names: tuple[str, ...], modes: frozenset[str]) -> dict[str, frozenset[
 
 
 APPLIES: dict[str, Modes] = {
-    "ncu": Modes(_target_mode, {
+    "ncu": Modes((FAMILY, COMMAND, IMPORT), _target_mode, {
         **_each((*VARIANT_OPTIONS, "ladder"), _in(FAMILY)),
         **_each(("kernel", "nvtx_include", "launch_skip", "launch_count", "per_kernel"), _in(COMMAND)),
         **_each(("clock_control", "section", "set_name", "metrics", "out"), _in(FAMILY, COMMAND)),
         "per_launch": _in(COMMAND, IMPORT),  # a family's table is one row per variant already
     }),
-    "nsys": Modes(_target_mode, {
+    "nsys": Modes((FAMILY, COMMAND, IMPORT), _target_mode, {
         **_each((*VARIANT_OPTIONS, "count"), _in(FAMILY)),
         "timeout": _in(FAMILY, COMMAND),  # an import runs only `nsys stats`, not the program
     }),
-    "sanitize": Modes(_target_mode, {
+    "sanitize": Modes((FAMILY, COMMAND, IMPORT), _target_mode, {
         **_each((*VARIANT_OPTIONS, "jobs", "no_skip"), _in(FAMILY)),
         **_each(("tool", "out", "sanitizer", "leak_check"), _in(FAMILY, COMMAND)),
     }),
-    "run": Modes(lambda params, _: CHECK_ONLY if params.get("check_only") else TIMED, {
+    "run": Modes((TIMED, CHECK_ONLY), lambda params, _: CHECK_ONLY if params.get("check_only") else TIMED, {
         **_each(("timing", "min_samples", "max_time", "target_spread", "discard_throttled"), _in(TIMED)),
     }),
     "compare": Modes(
-        lambda params, _: JSON_ONLY if params.get("output_format") == "json" or params.get("json_out") == "-"
+        (TABLE_VIEW, JSON_ONLY), lambda params, _: JSON_ONLY if params.get("output_format") == "json" or params.get("json_out") == "-"
         else TABLE_VIEW,
         {"wide": _in(TABLE_VIEW)}),
 }

@@ -141,8 +141,8 @@ def _run_on_gpus(spec_file: Suite, gpus: str, json_out: Path | None, timeout_s: 
     from gpuprof import results
     from gpuprof.commands.suite_gpus import parse_gpus, run_suite_on_gpus, units_of, visible_gpu_count
 
-    chosen = parse_gpus(gpus, visible_gpu_count())
     history = results.load(history_file) if history_file is not None else _earlier_results(json_out)
+    chosen = parse_gpus(gpus, visible_gpu_count())
     with _progress_bar(len(units_of(spec_file))) as on_step:
         return run_suite_on_gpus(spec_file, chosen, json_out, on_step, timeout_s=timeout_s, history=history)
 

@@ -29,9 +29,12 @@ def parse_defines(items: list[str] | None) -> dict[str, int]:
         if not sep or not name.isidentifier():
             raise UsageError(f"bad --define '{item}': write NAME=INTEGER, e.g. -D BM=64")
         try:
-            out[name] = int(value, 0)
+            number = int(value, 0)
         except ValueError:
             raise UsageError(f"bad --define '{item}': {value[:40]!r} is not an integer") from None
+        if name in out and out[name] != number:  # the first would be dropped without a word
+            raise UsageError(f"-D {name} given twice ({name}={out[name]} and {name}={number}); give it once")
+        out[name] = number
     return out
 
 
