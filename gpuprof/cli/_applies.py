@@ -43,6 +43,10 @@ def _target_mode(params: Mapping[str, Any], after_dashes: tuple[str, ...]) -> st
     return COMMAND if after_dashes else FAMILY
 
 
+def _compare_mode(params: Mapping[str, Any]) -> str:
+    return JSON_ONLY if params.get("output_format") == "json" or params.get("json_out") == "-" else TABLE_VIEW
+
+
 def _in(*modes: str) -> frozenset[str]:
     return frozenset(modes)
 
@@ -69,10 +73,7 @@ APPLIES: dict[str, Modes] = {
     "run": Modes((TIMED, CHECK_ONLY), lambda params, _: CHECK_ONLY if params.get("check_only") else TIMED, {
         **_each(("timing", "min_samples", "max_time", "target_spread", "discard_throttled"), _in(TIMED)),
     }),
-    "compare": Modes(
-        (TABLE_VIEW, JSON_ONLY), lambda params, _: JSON_ONLY if params.get("output_format") == "json" or params.get("json_out") == "-"
-        else TABLE_VIEW,
-        {"wide": _in(TABLE_VIEW)}),
+    "compare": Modes((TABLE_VIEW, JSON_ONLY), lambda params, _: _compare_mode(params), {"wide": _in(TABLE_VIEW)}),
 }
 
 

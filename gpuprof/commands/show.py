@@ -23,7 +23,7 @@ def show(path: Path) -> Report:
     `suite` does; each row's figures are derived again with the ceilings of the file's GPU (a file
     written before speedups were kept gets them here) and stored on it."""
     loaded = results.load(path)
-    _precisions_from_catalogue(loaded.rows)
+    precisions_from_catalogue(loaded.rows)
     limits = ceilings_of(loaded.environment)
     tables = []
     for (family_name, _, mode), rows in table_rows(loaded.rows, str(loaded.timing_policy.get("mode", "cold"))).items():
@@ -36,7 +36,7 @@ def show(path: Path) -> Report:
     return Report(loaded, tables, limits)
 
 
-def _precisions_from_catalogue(rows: list[Row]) -> None:
+def precisions_from_catalogue(rows: list[Row]) -> None:
     """Rows of a file that does not say their precision (an earlier gpuprof's) take the catalogue's
     for their variant; a variant the catalogue does not know keeps it unknown (no ceiling, no
     compute floor), never fp32's, which made a TF32 GEMM "600 %" of its ceiling."""

@@ -251,7 +251,8 @@ MODE_ARGV = {
 }
 # A command line each command accepts up to its options (ranges: in the mode where the option applies).
 BASE_ARGV = {
-    "run": (["run", "vecadd"], []), "suite": (["suite", "{tmp}/good.toml"], []), "launch": (["launch", "vecadd", "grid"], []),
+    "run": (["run", "vecadd"], []), "suite": (["suite", "{tmp}/good.toml"], []),
+    "launch": (["launch", "vecadd", "grid"], []),
     "ncu": (["ncu"], ["--", "./app"]), "nsys": (["nsys", "vecadd"], []), "sanitize": (["sanitize", "vecadd"], []),
     "profile": (["profile"], ["--", "./app"]),
 }
@@ -288,9 +289,10 @@ SPECIALS = ("fifo", "dev-zero", "dev-null")
 SUITE_BODIES = {
     "deep-nesting": "schema = 1\nx = " + "[" * 5000 + "]" * 5000 + "\n",
     "sweep-too-big": ('schema = 1\n[[sweep]]\nfamily = "matmul"\nvariant = "blocktile_2d"\nparams = { '
-                      + ", ".join(f"{p} = [{', '.join(map(str, range(1, 101)))}]" for p in ("BM", "BN", "BK", "TM", "TN"))
+                      + ", ".join(f"{p} = {list(range(1, 101))}" for p in ("BM", "BN", "BK", "TM", "TN"))
                       + " }\n"),
-    "sweep-unknown-define": 'schema = 1\n[[sweep]]\nfamily = "matmul"\nvariant = "blocktile_2d"\nparams = { NOPE = [1, 2] }\n',
+    "sweep-unknown-define": ('schema = 1\n[[sweep]]\nfamily = "matmul"\nvariant = "blocktile_2d"\n'
+                             'params = { NOPE = [1, 2] }\n'),
     "size-over-32-bit": 'schema = 1\n[[case]]\nfamily = "vecadd"\nsizes = [{ n = 1099511627776 }]\n',
     "size-fraction": 'schema = 1\n[[case]]\nfamily = "vecadd"\nsizes = [{ n = 1.5 }]\n',
     "size-text": 'schema = 1\n[[case]]\nfamily = "vecadd"\nsizes = [{ n = "1024" }]\n',
@@ -384,7 +386,8 @@ def _new_kinds() -> list[Case]:
         for grid in ("per_sm:0", "per_sm:x", "per_sm:", "per_sm:-1"):
             add(command, "geometry", [command, "vecadd", "--add", "{tmp}/k.cu", "--grid", grid])
     # Outputs that cannot be written: a full device is the machine's state (exit 3), never a replaced file.
-    for argv in (["list", "--json", "{tmp}/full"], ["compare", "{tmp}/good.json", "{tmp}/good2.json", "--json", "{tmp}/full"],
+    for argv in (["list", "--json", "{tmp}/full"],
+                 ["compare", "{tmp}/good.json", "{tmp}/good2.json", "--json", "{tmp}/full"],
                  ["compare", "{tmp}/good.json", "{tmp}/good2.json", "--markdown", "{tmp}/full"],
                  ["compare", "{tmp}/good.json", "{tmp}/good2.json", "--export-gab", "{tmp}/full"]):
         add(argv[0], "full device", argv, 3)

@@ -504,6 +504,7 @@ def test_json_keeps_times_in_ns_and_paths_as_text(fake, tmp_path):
     fam, variants, size = vecadd()
     out = nsys_profile.profile_family(fam, variants, size, tmp_path / "runs", "/x/nsys")
     data = json.loads(nsys_results.save_profile(out, tmp_path / "p.json").read_text())
+    assert data["schema"] == "gpuprof.nsys" and data["schema_version"] == 1
     assert data["gpuprof_nsys_schema"] == 1 and data["family"] == "vecadd" and data["size"] == size
     grid = data["summaries"][0]
     assert grid["label"] == "grid" and grid["kernels"][0]["total_ns"] == 78977.0
