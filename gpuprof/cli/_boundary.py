@@ -66,7 +66,7 @@ class _Status:
         self.inner.__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *exc: Any) -> None:
         self.inner.__exit__(*exc)
 
     def update(self, text: str) -> None:
