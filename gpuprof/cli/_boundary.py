@@ -11,6 +11,7 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import TracebackType
 from typing import Any, Self
 
 from rich.console import Console
@@ -66,8 +67,9 @@ class _Status:
         self.inner.__enter__()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self.inner.__exit__(*exc)
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self.inner.__exit__(exc_type, exc, traceback)
 
     def update(self, text: str) -> None:
         self.inner.update(escape(text))
