@@ -21,6 +21,14 @@ if TYPE_CHECKING:
 Selected = tuple["Family", list["Variant"], list["Variant"]]
 
 
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # bytes the file system gave that are not UTF-8 (surrogate escapes)
+        return False
+    return True
+
+
 def parse_defines(items: list[str] | None) -> dict[str, int]:
     """-D NAME=INTEGER values, in the order given."""
     out: dict[str, int] = {}
@@ -64,6 +72,10 @@ class VariantOptions:
 
     def specs(self) -> list[AddSpec]:
         from gpuprof.variants.user import AddSpec, parse_add
+
+        for option, value in [*(("--add", a) for a in self.add or ()), ("--kernels-dir", self.kernels_dir)]:
+            if value is not None and not _utf8(str(value)):  # the compilers take names as UTF-8
+                raise UsageError(f"{option} {str(value)!a}: the name is not UTF-8 text; rename it")
 
         if not self.add:
             if self.block or self.tile or self.grid:

@@ -391,6 +391,11 @@ def _new_kinds() -> list[Case]:
                  ["compare", "{tmp}/good.json", "{tmp}/good2.json", "--markdown", "{tmp}/full"],
                  ["compare", "{tmp}/good.json", "{tmp}/good2.json", "--export-gab", "{tmp}/full"]):
         add(argv[0], "full device", argv, 3)
+    # Names and places the tools cannot take: a file name that is not UTF-8, a plot format no one writes.
+    for command in ("run", "build", "ncu", "sanitize", "nsys"):
+        add(command, "file name", [command, "vecadd", "--add", "{tmp}/k\udcff.cu"])
+    for plot in ("roof.txt", "roof", "roof.jpeg.txt"):
+        add("ncu", "file name", ["ncu", "--import", "{tmp}/k.cu", "--plot", f"{{tmp}}/{plot}"])
     # A user's own files are not gpuprof's, whatever words they hold.
     for mine in ("mine.png", "mine-gpuprof.md", "mine.svg", "mine-list.json"):
         add("compare", "user file", ["compare", "{tmp}/good.json", "{tmp}/good2.json", "--markdown", f"{{tmp}}/{mine}"])
@@ -469,6 +474,7 @@ def _odd_files(folder: Path) -> None:
         (kd / "vecadd.toml").symlink_to(folder / special)
     for name, text in _odd_texts().items():
         (folder / name).write_text(text)
+    (folder / "k\udcff.cu").write_text(GOOD_CU)  # a file name whose bytes are not UTF-8 (0xff)
     (folder / "mine.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))  # no gpuprof text chunk
     (folder / "mine-gpuprof.md").write_text("# my notes on gpuprof\n\nthings gpuprof taught me\n")
     (folder / "mine.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg"><!-- gpuprof --></svg>')
