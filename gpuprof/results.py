@@ -238,14 +238,15 @@ def from_dict(data: Any, path: str | Path | None = None) -> Results:
             "upgrade gpuprof"
         )
     data = _upgrade(data, version)
+    bad = f"{where}malformed results file: "
     if not isinstance(data.get("rows"), list):
-        raise InputError(f"{where}\"rows\" must be a list of rows, not {_shown(data.get('rows'))}")
+        raise InputError(f"{bad}\"rows\" must be a list of rows, not {_shown(data.get('rows'))}")
     if not isinstance(data.get("environment"), dict):
-        raise InputError(f"{where}\"environment\" must be an object like {{\"gpu_name\": ...}}, "
+        raise InputError(f"{bad}\"environment\" must be an object like {{\"gpu_name\": ...}}, "
                          f"not {_shown(data.get('environment'))}")
     for key in ("timing_policy", "compare"):
         if data.get(key) is not None and not isinstance(data[key], dict):
-            raise InputError(f"{where}\"{key}\" must be an object, not {_shown(data[key])}")
+            raise InputError(f"{bad}\"{key}\" must be an object, not {_shown(data[key])}")
     try:
         rows = []
         shared: dict[Any, Any] = {}  # equal small values of many rows, kept once (_row_from_dict)
@@ -299,7 +300,7 @@ def _count(value: Any, name: str) -> float | None:
 
 
 def _size(value: Any, where: str) -> dict[str, int]:
-    if not isinstance(value, dict) or not value:
+    if not isinstance(value, dict):  # empty for pytest plugin rows: no size of a family
         raise TypeError(f"{where}: size must be a table like {{\"n\": 1024}}, not {_shown(value)}")
     for key, item in value.items():
         if type(item) is not int or item < 1:

@@ -218,7 +218,7 @@ class _Validator:
         timing = self.timing(f"{where}: timing", table.get("timing", {}))
         count = math.prod(len(values) for values in params.values())  # before building them: 10^10 would not fit
         if count > MAX_SWEEP_CASES:
-            raise self.fail(where, f"'params' expand to {count:,} cases (at most {MAX_SWEEP_CASES}); narrow them")
+            raise self.fail(where, f"'params' expand to {count} cases (at most {MAX_SWEEP_CASES}); narrow them")
         combos = list(itertools.product(*params.values()))
         return [
             SuiteCase(family=family, variants=[variant], sizes=sizes, timing=timing,

@@ -63,8 +63,8 @@ def _stdout_failed(exc: OSError) -> int:
         pass
     if exc.errno == errno.EPIPE:
         return 0  # the reader has what it wanted
-    problem = EnvironmentProblem("cannot write to stdout: no space left on device")
-    return report(problem)
+    where = exc.filename or "to stdout"  # an OSError without a file name here is a print's
+    return report(EnvironmentProblem(f"cannot write {where}: no space left on device"))
 
 
 def _flush_stdout(code: int) -> int:
@@ -148,6 +148,8 @@ def _plain_strings_skip_pydantic() -> None:
 
 
 _plain_strings_skip_pydantic()
+
+
 def _flags_show_no_type_in_help() -> None:
     """Typer 0.29 prints `<bool>` beside every plain flag (--force <bool>): a flag takes no value."""
     rich_type = TyperOption.display_type_rich

@@ -105,6 +105,8 @@ def ncu(
         target = json_target(json_out)
         if source_lines < 1 or (sass is not None and not re.fullmatch(r".+:\d+", sass)):
             raise UsageError("--source-lines takes 1 or more; --sass takes FILE:LINE, e.g. matmul.cu:42")
+        if metrics is not None and not any(m.strip() for m in metrics.split(",")):
+            raise UsageError(f"--metrics {metrics!r} names no metric; give names like dram__bytes.sum,sm__throughput")
         source = source or sass is not None  # a line's SASS is part of the source view
         check_outputs([import_path, *(variant_options.add or [])], {"--json": target, "--plot": plot}, force)
         if plot is not None and not plot.parent.is_dir():

@@ -263,7 +263,7 @@ EDITED = {
     "size-zero": lambda d: d["rows"][0]["size"].update(n=0),
     "size-text": lambda d: d["rows"][0]["size"].update(n="1024"),
     "size-huge": lambda d: d["rows"][0]["size"].update(n=1e300),
-    "size-empty": lambda d: d["rows"][0].update(size={}),
+    "size-list": lambda d: d["rows"][0].update(size=[1024]),
     "bytes-negative": lambda d: d["rows"][0].update(bytes=-100.0),
     "flop-negative": lambda d: d["rows"][-1].update(flop=-2.0e9),
     "bytes-infinite": lambda d: d["rows"][0].update(bytes=float("inf")),
@@ -396,6 +396,8 @@ def _new_kinds() -> list[Case]:
         add(command, "file name", [command, "vecadd", "--add", "{tmp}/k\udcff.cu"])
     for plot in ("roof.txt", "roof", "roof.jpeg.txt"):
         add("ncu", "file name", ["ncu", "--import", "{tmp}/k.cu", "--plot", f"{{tmp}}/{plot}"])
+    for metrics in (",,,", "", " , "):
+        add("ncu", "empty value", ["ncu", "--metrics", metrics, "--", "./app"])
     # A user's own files are not gpuprof's, whatever words they hold.
     for mine in ("mine.png", "mine-gpuprof.md", "mine.svg", "mine-list.json"):
         add("compare", "user file", ["compare", "{tmp}/good.json", "{tmp}/good2.json", "--markdown", f"{{tmp}}/{mine}"])

@@ -219,7 +219,7 @@ def mutated(change) -> dict:
 MALFORMED = {
     "missing rows": (lambda d: d.pop("rows"), "rows"),
     "missing environment": (lambda d: d.pop("environment"), "environment"),
-    "rows not a list": (lambda d: d.update(rows=3), "int"),
+    "rows not a list": (lambda d: d.update(rows=3), "must be a list of rows, not 3"),
     "row missing check": (lambda d: d["rows"][0].pop("check"), "check"),
     "row missing family": (lambda d: d["rows"][0].pop("family"), "family"),
     "samples as strings": (lambda d: d["rows"][0]["timing"].update(samples_s=["1e-3", "2e-3"]), "samples"),
