@@ -315,3 +315,12 @@ def test_save_does_not_change_the_results(tmp_path):
     after["rows"][1]["check"]["max_rel_error"] = snapshot["rows"][1]["check"]["max_rel_error"] = None
     assert after == snapshot
     assert os.listdir(tmp_path) == ["r.json"]
+
+
+
+def test_the_results_files_timing_modes_are_the_timers():
+    from gpuprof import results as results_file
+    from gpuprof import suite_file
+    from gpuprof.measure.timing import MODES
+
+    assert tuple(MODES) == results_file.TIMING_MODES == suite_file.TIMING_MODES
