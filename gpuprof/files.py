@@ -1,24 +1,70 @@
 """The one way gpuprof reads a file the user gave it, the checks before it writes one, and the
-one way it writes one (atomically).
+one way it writes one (atomically, or straight into a device or stream).
 
 Every reader goes through `read_bytes`, `read_text` or `read_source`, so a missing, unreadable,
-huge, binary or wrongly encoded file is an InputError (exit 2) naming the file and what is
-wrong, never a UnicodeDecodeError traceback. The files gpuprof writes for the user (results,
-reports, summaries) go through `atomic_write_text`, so an interrupted write never leaves a broken one.
+huge, binary or wrongly encoded file, a FIFO, a device or a folder is an InputError (exit 2) naming
+the file and what is wrong, never a hang or a UnicodeDecodeError traceback. The files gpuprof
+writes for the user (results, reports, summaries) go through `atomic_write_text`, so an
+interrupted write never leaves a broken one.
+
+What an output path is decides how it is written (docs/files.md): a regular file is replaced
+atomically, and only when gpuprof wrote it (its own marker is in it: see is_own) or --force is
+given; a character device or a pipe (/dev/null, a terminal, /dev/stdout and its kin) is written
+into, never replaced; a block device or a socket is refused.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import re
+import stat
 import tempfile
+import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
-from gpuprof.errors import InputError, UsageError
+from gpuprof.errors import EnvironmentProblem, InputError, UsageError
 
 # Far beyond any suite, manifest, kernel or results file; a bigger one is almost surely the wrong file.
 MAX_BYTES = 1 << 30
+
+# The marks gpuprof leaves in what it writes, so that it knows its own files again (and no one else's):
+# a JSON document's "schema": "gpuprof.<command>", this last line of a Markdown file (at the end, where
+# a step summary hides it), and a PNG's
+# "Software" text chunk (SVG: its "Creator") starting with PLOT_SOFTWARE.
+JSON_SCHEMA_PREFIX = "gpuprof."
+MARKDOWN_MARK = "\n<!-- written by gpuprof: gpuprof replaces this file when asked to write it again -->\n"
+PLOT_SOFTWARE = "gpuprof"
+# github-action-benchmark's list format holds no marker of its own: an entry is ours when it has
+# only the keys gpuprof writes and its name is a row id (family/variant/size).
+_GAB_KEYS = {"name", "unit", "value", "range", "extra"}
+_ROW_ID = re.compile(r"[^/\s]+/[^/\s]+/[0-9x]+")
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _regular_or_refuse(path: Path, label: str) -> int:
+    """The file's size; InputError for a folder, FIFO, device or socket (reading one could hang or
+    never end: a FIFO with no writer, /dev/zero)."""
+    info = path.stat()
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError(f"cannot read {label}: it is a folder, not a file")
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(f"cannot read {label}: it is {_kind(info.st_mode)}, not a regular file")
+    return info.st_size
 
 
 def read_bytes(path: str | Path, what: str = "", max_bytes: int = MAX_BYTES) -> bytes:
@@ -26,14 +72,16 @@ def read_bytes(path: str | Path, what: str = "", max_bytes: int = MAX_BYTES) -> 
     path = Path(path)
     label = f"{what} {path}" if what else str(path)
     try:
-        if path.is_dir():
-            raise InputError(f"cannot read {label}: it is a folder, not a file")
-        size = path.stat().st_size
+        size = _regular_or_refuse(path, label)
         if size > max_bytes:
             raise InputError(f"cannot read {label}: {size:,} bytes is more than the {max_bytes:,} gpuprof reads")
-        return path.read_bytes()
+        with path.open("rb") as handle:
+            data = handle.read(max_bytes + 1)  # a file that grew since stat() is still bounded
+        if len(data) > max_bytes:
+            raise InputError(f"cannot read {label}: more than the {max_bytes:,} bytes gpuprof reads")
+        return data
     except OSError as exc:
-        raise InputError(f"cannot read {label}: {exc.strerror or exc}") from None
+        raise InputError(f"cannot read {label}: {_reason(exc)}") from None
     except ValueError as exc:  # an embedded NUL in the path
         raise InputError(f"cannot read {label}: {exc}") from None
 
@@ -54,6 +102,20 @@ def read_text(path: str | Path, what: str = "", max_bytes: int = MAX_BYTES) -> s
         raise InputError(f"{label}: line {line}: not UTF-8 text (byte 0x{byte:02x}); save it as UTF-8") from None
 
 
+def read_toml(path: str | Path, what: str = "") -> dict[str, Any]:
+    """A TOML file (suite, manifest) parsed: invalid or absurdly nested TOML is one InputError."""
+    import tomllib
+
+    text = read_text(path, what)
+    label = f"{what} {path}" if what else str(path)
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{label}: not valid TOML: {exc}") from None  # the message has line and column
+    except RecursionError:
+        raise InputError(f"{label}: TOML nested too deep") from None
+
+
 def read_source(path: str | Path, what: str = "") -> str:
     """A CUDA or Python source, read as the compiler would: bytes, with a lenient decode, so a
     Latin-1 comment (`// René ©`) costs nothing. Only a binary file is refused."""
@@ -62,6 +124,42 @@ def read_source(path: str | Path, what: str = "") -> str:
     if b"\x00" in data[:8192]:
         raise InputError(f"{label}: a binary file, not source code")
     return data.decode("utf-8", errors="replace")
+
+
+def is_stream(path: Path | str) -> bool:
+    """A path written into, never replaced: a character device or a pipe (/dev/null, a terminal,
+    /dev/stdout), or a link into a process's open files (/dev/stdout -> /proc/self/fd/1, whatever
+    that fd is: replacing what it resolves to would cut the shell's redirection off)."""
+    path = Path(path)
+    try:
+        info = path.stat()
+    except (OSError, ValueError):
+        return False
+    if stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode):
+        return True
+    return path.is_symlink() and _through_proc(path)
+
+
+def _through_proc(path: Path) -> bool:
+    """Whether following `path`'s links passes through /proc/<pid>/fd or /dev/fd."""
+    seen = 0
+    current = path
+    while current.is_symlink() and seen < 40:
+        target = Path(os.readlink(current))
+        current = target if target.is_absolute() else current.parent / target
+        text = str(current)
+        if text.startswith(("/proc/", "/dev/fd/")):
+            return True
+        seen += 1
+    return False
+
+
+def is_own_stdout(path: Path | str) -> bool:
+    """`--json /dev/stdout` (or any name of this process's stdout): the same as `--json -`."""
+    try:
+        return os.path.samestat(os.stat(path), os.fstat(1))
+    except (OSError, ValueError):
+        return False
 
 
 def check_outputs(inputs: Iterable[Path | str | None], outputs: dict[str, Path | str | None],
@@ -75,15 +173,24 @@ def check_outputs(inputs: Iterable[Path | str | None], outputs: dict[str, Path |
             continue
         target = Path(target)
         for source in given_inputs:
-            if _same(source, target):
+            if _same(source, target) and not is_stream(target):
                 raise UsageError(f"{option} {target} is also an input; gpuprof never writes over its inputs")
+        if is_stream(target):
+            continue  # /dev/null, a terminal, a pipe: written into, nothing replaced
         resolved = target.resolve()
         if resolved in seen:
             raise UsageError(f"{option} and {seen[resolved]} both name {target}; give different files")
         seen[resolved] = option
-        if target.is_dir():
+        try:
+            info = target.stat()
+        except (OSError, ValueError):
+            continue  # a new file (a missing folder is the writer's one-line error)
+        if stat.S_ISDIR(info.st_mode):
             raise UsageError(f"{option} {target} is a folder; give a file name")
-        if not force and target.exists() and not _ours(target):
+        if not stat.S_ISREG(info.st_mode):
+            raise UsageError(f"{option} {target} is {_kind(info.st_mode)}; gpuprof writes files, "
+                             "character devices and pipes only")
+        if not force and not is_own(target):
             raise UsageError(f"{option} {target} exists and was not written by gpuprof; "
                              "choose another name or add --force to replace it")
 
@@ -91,12 +198,14 @@ def check_outputs(inputs: Iterable[Path | str | None], outputs: dict[str, Path |
 def _same(a: Path, b: Path) -> bool:
     try:
         return a.resolve() == b.resolve() or (a.exists() and b.exists() and os.path.samefile(a, b))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RuntimeError):
         return False
 
 
-def _ours(path: Path) -> bool:
-    """An empty file, a JSON file with a gpuprof schema, a gpuprof Markdown summary, or an image."""
+def is_own(path: Path) -> bool:
+    """An empty file, or one that carries gpuprof's own marker: a JSON document
+    with "schema": "gpuprof.…", a Markdown file ending with MARKDOWN_MARK, a plot whose metadata
+    names gpuprof as its software. A word in the first bytes proves nothing."""
     try:
         with path.open("rb") as handle:
             head = handle.read(4096)
@@ -104,17 +213,62 @@ def _ours(path: Path) -> bool:
         return False
     if not head.strip():
         return True
-    if head.startswith(b"\x89PNG") or b"<svg" in head:
-        return True  # a plot; gpuprof's plots carry no marker of their own
-    if b"gpuprof" in head[:400]:
-        return True  # Markdown summaries name gpuprof in their heading
-    if head.lstrip().startswith(b"{"):
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return _png_software(path).startswith(PLOT_SOFTWARE)
+    if _tail(path).endswith(MARKDOWN_MARK.encode()):
+        return True
+    if head.lstrip().startswith(b"<?xml") or head.lstrip().startswith(b"<svg"):
+        return f"<dc:title>{PLOT_SOFTWARE}".encode() in head and b"<dc:creator>" in head
+    if head.lstrip()[:1] in (b"{", b"["):
         try:
-            data = json.loads(path.read_bytes())
-        except (OSError, ValueError):
+            data = json.loads(read_bytes(path))
+        except (InputError, ValueError, RecursionError):
             return False
-        return isinstance(data, dict) and str(data.get("schema", "")).startswith("gpuprof")
+        if isinstance(data, dict):
+            schema = data.get("schema")
+            # nsys files of earlier gpuprofs carry only their own version key
+            return (isinstance(schema, str) and schema.startswith(JSON_SCHEMA_PREFIX)) or "gpuprof_nsys_schema" in data
+        return isinstance(data, list) and all(
+            isinstance(e, dict) and set(e) <= _GAB_KEYS and {"name", "unit", "value"} <= set(e)
+            and isinstance(e["name"], str) and _ROW_ID.fullmatch(e["name"]) is not None for e in data)
     return False
+
+
+def _tail(path: Path, size: int = 512) -> bytes:
+    try:
+        with path.open("rb") as handle:
+            handle.seek(max(0, path.stat().st_size - size))
+            return handle.read(size)
+    except OSError:
+        return b""
+
+
+def _png_software(path: Path) -> str:
+    """The PNG's tEXt "Software" value ('' if none): matplotlib writes savefig's metadata there."""
+    try:
+        data = read_bytes(path, max_bytes=64 << 20)
+    except InputError:
+        return ""
+    at = 8
+    while at + 8 <= len(data):
+        length = int.from_bytes(data[at:at + 4], "big")
+        kind = data[at + 4:at + 8]
+        body = data[at + 8:at + 8 + length]
+        if kind == b"tEXt":
+            key, _, value = body.partition(b"\x00")
+            if key == b"Software":
+                return value.decode("latin-1")
+        elif kind == b"zTXt":
+            key, _, rest = body.partition(b"\x00")
+            if key == b"Software":
+                try:
+                    return zlib.decompress(rest[1:]).decode("latin-1")
+                except zlib.error:
+                    return ""
+        elif kind in (b"IDAT", b"IEND"):
+            break  # text chunks before the image data are the ones matplotlib writes
+        at += 12 + length
+    return ""
 
 
 def _umask() -> int:
@@ -123,15 +277,33 @@ def _umask() -> int:
     return mask
 
 
+def _reason(exc: OSError) -> str:
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "no space left on device"
+    return exc.strerror or str(exc)
+
+
+def write_failed(path: Path | str, exc: OSError) -> EnvironmentProblem | InputError:
+    """A full disk or quota is the machine's state (exit 3); any other failure is the path's (exit 2)."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return EnvironmentProblem(f"cannot write {path}: no space left on device")
+    return InputError(f"cannot write {path}: {_reason(exc)}")
+
+
 def atomic_write_text(path: Path, text: str | Iterable[str]) -> Path:
     """A temporary file in the same directory, fsync, then rename over the target. text may come in
-    pieces (a large report need not be joined into one string first)."""
+    pieces (a large report need not be joined into one string first). A device or pipe is written
+    into instead (is_stream); a link to a regular file keeps its link and has its target replaced."""
+    if is_stream(path):
+        return _write_stream(path, text)
+    if path.is_symlink():
+        path = path.resolve()
     if not path.parent.is_dir():
         raise InputError(f"cannot write {path}: directory {path.parent} does not exist")
     tmp: str | None = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "w") as handle:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
             if isinstance(text, str):
                 handle.write(text)
             else:
@@ -141,7 +313,7 @@ def atomic_write_text(path: Path, text: str | Iterable[str]) -> Path:
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; results are ordinary files
         os.replace(tmp, path)
     except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise write_failed(path, exc) from None
     finally:
         if tmp is not None and Path(tmp).exists():
             Path(tmp).unlink(missing_ok=True)
@@ -177,3 +349,17 @@ def read_lines(path: str | Path, what: str = "", max_bytes: int = MAX_BYTES) -> 
             except UnicodeDecodeError as exc:
                 raise InputError(f"{label}: line {number}: not UTF-8 text (byte 0x{raw[exc.start]:02x}); "
                                  "save it as UTF-8") from None
+
+
+def _write_stream(path: Path, text: str | Iterable[str]) -> Path:
+    """Into a device or pipe, appending (a /dev/stdout redirected with >> keeps what it holds)."""
+    try:
+        with open(path, "a", encoding="utf-8") as handle:
+            if isinstance(text, str):
+                handle.write(text)
+            else:
+                handle.writelines(text)
+            handle.flush()
+    except OSError as exc:
+        raise write_failed(path, exc) from None
+    return path

@@ -19,6 +19,10 @@ def cupy() -> ModuleType:
         raise EnvironmentProblem(
             "CuPy is not installed; pip install 'gpuprof[cuda13]' (CUDA 13 driver) or 'gpuprof[cuda12]'"
         ) from None
+    except OSError as exc:  # CuPy makes its cache under $HOME at import: HOME=/dev/null
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise EnvironmentProblem(f"CuPy could not start: {exc.strerror or exc}{where}; is $HOME a writable "
+                                 "folder? (or set CUPY_CACHE_DIR)") from None
     return cp
 
 

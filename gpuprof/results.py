@@ -9,7 +9,7 @@ import json
 import math
 from array import array
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Self
 
@@ -18,6 +18,11 @@ from gpuprof.files import atomic_write_text, read_lines, read_text
 
 SCHEMA_NAME = "gpuprof.results"
 SCHEMA_VERSION = 1
+# = measure.timing.MODES (a test keeps them equal): a row of another mode is no row of this gpuprof
+TIMING_MODES = ("cold", "hot", "graph", "cupti")
+# A row's precision that its file does not say (files of earlier gpuprofs): `show` asks the catalogue,
+# and where that does not know either, the row has no ceiling rather than a wrong one (fp32's).
+UNKNOWN_PRECISION = ""
 
 # Check statuses. Only "ok" rows get rates and speedups. IMPOSSIBLE: the output passed, but the
 # timing cannot be the variant's work (faster than the hardware allows, or its work ran on another
@@ -242,6 +247,15 @@ def from_dict(data: Any, path: str | Path | None = None) -> Results:
             "upgrade gpuprof"
         )
     data = _upgrade(data, version)
+    bad = f"{where}malformed results file: "
+    if not isinstance(data.get("rows"), list):
+        raise InputError(f"{bad}\"rows\" must be a list of rows, not {_shown(data.get('rows'))}")
+    if not isinstance(data.get("environment"), dict):
+        raise InputError(f"{bad}\"environment\" must be an object like {{\"gpu_name\": ...}}, "
+                         f"not {_shown(data.get('environment'))}")
+    for key in ("timing_policy", "compare"):
+        if data.get(key) is not None and not isinstance(data[key], dict):
+            raise InputError(f"{bad}\"{key}\" must be an object, not {_shown(data[key])}")
     try:
         rows = []
         shared: dict[Any, Any] = {}  # equal small values of many rows, kept once (_row_from_dict)
@@ -250,6 +264,8 @@ def from_dict(data: Any, path: str | Path | None = None) -> Results:
                 rows.append(raw if isinstance(raw, Row) else _row_from_dict(raw, shared))  # Row: made by load
             except KeyError as exc:  # in the file's words, not Python's: "row 3: 'family' is missing"
                 raise ValueError(f"row {index}: {exc.args[0]!r} is missing") from None
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"row {index}: {exc}") from None
         return Results(
             environment=dict(data["environment"]),
             rows=rows,
@@ -279,12 +295,38 @@ def _upgrade(data: dict[str, Any], version: int) -> dict[str, Any]:
     return data
 
 
+def _shown(value: Any) -> str:
+    """A value as the file has it, short: 'null', '"abc"', '[1, 2, …]'."""
+    text = json.dumps(value, default=str) if not isinstance(value, float) or math.isfinite(value) else str(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
 def _number(value: Any, name: str, optional: bool = True) -> float | None:
     if value is None and optional:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a number, not {value!r}")
+        raise TypeError(f"{name} must be a number, not {_shown(value)}")
     return value
+
+
+def _count(value: Any, name: str) -> float | None:
+    """A work count (FLOP, bytes): a finite number, 0 or more, or absent."""
+    number = _number(value, name)
+    if number is not None and not (math.isfinite(number) and number >= 0):
+        raise ValueError(f"{name} must be a finite number, 0 or more, not {_shown(value)}")
+    return number
+
+
+def _size(value: Any, where: str) -> dict[str, int]:
+    if not isinstance(value, dict):  # empty for pytest plugin rows: no size of a family
+        raise TypeError(f"{where}: size must be a table like {{\"n\": 1024}}, not {_shown(value)}")
+    for key, item in value.items():
+        if type(item) is not int or item < 1:
+            raise ValueError(f"{where}: size.{key} must be a positive integer, not {_shown(item)}")
+    return {str(k): v for k, v in value.items()}
+
+
+_SUMMARY_FIELDS = ("n", "median_s", "mean_s", "min_s", "max_s", "p25_s", "p75_s", "rel_spread")
 
 
 def _shared(value: Any, shared: dict[Any, Any]) -> Any:
@@ -308,6 +350,11 @@ def _row_from_dict(r: dict[str, Any], shared: dict[Any, Any] | None = None) -> R
         raise TypeError(f"a row must be an object, not {r!r:.40}")
     shared = {} if shared is None else shared
     where = str(r.get("id") or f"{r.get('family')}/{r.get('variant')}")
+    if not isinstance(r["check"], dict) or "status" not in r["check"]:
+        raise TypeError(f"{where}: check must be an object like {{\"status\": \"ok\"}}, not {_shown(r['check'])}")
+    unknown_check = [key for key in r["check"] if key not in {f.name for f in fields(CheckResult)}]
+    if unknown_check:
+        raise ValueError(f"{where}: check has unknown key {unknown_check[0]!r}")
     check = CheckResult(**r["check"])
     check.status = _shared(check.status, shared)
     if type(check.sizes_checked) is list:
@@ -322,6 +369,23 @@ def _row_from_dict(r: dict[str, Any], shared: dict[Any, Any] | None = None) -> R
             raise ValueError(f"{where}: timing must be an object like {{\"mode\": \"cold\", ...}}")
         t = dict(r["timing"])
         raw_summary = t.pop("summary", None)
+        if raw_summary is not None:
+            if not isinstance(raw_summary, dict):
+                raise TypeError(f"{where}: timing.summary must be an object, not {_shown(raw_summary)}")
+            missing = [key for key in _SUMMARY_FIELDS if key not in raw_summary]
+            unknown = [key for key in raw_summary if key not in _SUMMARY_FIELDS]
+            if missing or unknown:
+                raise ValueError(f"{where}: timing.summary " + (f"lacks {', '.join(missing)}" if missing
+                                                                 else f"has unknown key {unknown[0]!r}"))
+        for key in ("mode", "samples_s", "stop_reason"):
+            if key not in t:
+                raise ValueError(f"{where}: timing.{key} is missing")
+        if t["mode"] not in TIMING_MODES:
+            raise ValueError(f"{where}: timing.mode {_shown(t['mode'])} is none of {', '.join(TIMING_MODES)}")
+        known = {f.name for f in fields(Timing)}
+        strange = [key for key in t if key not in known]
+        if strange:
+            raise ValueError(f"{where}: timing has unknown key {strange[0]!r}")
         summary = Summary(**raw_summary) if raw_summary else None
         if summary is not None and not set(map(type, vars(summary).values())) <= _NUMBER_TYPES:
             for key, value in vars(summary).items():  # slow path, for its message
@@ -347,9 +411,18 @@ def _row_from_dict(r: dict[str, Any], shared: dict[Any, Any] | None = None) -> R
         raise TypeError(f"{where}: control must be true or false, not {r['control']!r}")
     if r.get("gpu") is not None and not isinstance(r["gpu"], dict):
         raise TypeError(f"{where}: gpu must be an object like {{\"index\": 0, \"name\": ...}}")
-    if not isinstance(r["size"], dict):
-        raise TypeError(f"{where}: size must be a table like {{\"n\": 1024}}")
-    size = _shared({str(k): int(v) for k, v in r["size"].items()}, shared)  # 18k rows, a few sizes
+    size = _shared(_size(r["size"], where), shared)  # 18k rows, a few sizes
+    for key in ("family", "variant"):
+        if not isinstance(r[key], str) or not r[key]:
+            raise TypeError(f"{where}: {key} must be a name, not {_shown(r[key])}")
+    defines = r.get("defines") or {}
+    if not isinstance(defines, dict) or any(type(v) is not int for v in defines.values()):
+        raise TypeError(f"{where}: defines must be a table of integers like {{\"BM\": 64}}, not {_shown(defines)}")
+    for key in ("precision", "flop_count", "technique"):
+        if r.get(key) is not None and not isinstance(r[key], str):
+            raise TypeError(f"{where}: {key} must be text, not {_shown(r[key])}")
+    if r.get("flop_count", "executed") not in ("executed", "nominal"):
+        raise ValueError(f"{where}: flop_count must be \"executed\" or \"nominal\", not {_shown(r['flop_count'])}")
     return Row(
         family=_shared_text(str(r["family"]), shared),
         variant=str(r["variant"]),
@@ -357,11 +430,11 @@ def _row_from_dict(r: dict[str, Any], shared: dict[Any, Any] | None = None) -> R
         vendor=r["vendor"],
         check=check,
         timing=timing,
-        flop=_number(r.get("flop"), f"{where}: flop"),
-        bytes=_number(r.get("bytes"), f"{where}: bytes"),
+        flop=_count(r.get("flop"), f"{where}: flop"),
+        bytes=_count(r.get("bytes"), f"{where}: bytes"),
         technique=_shared_text(str(r.get("technique", "")), shared),
-        defines={str(k): int(v) for k, v in (r.get("defines") or {}).items()},
-        precision=_shared_text(str(r.get("precision", "fp32")), shared),
+        defines={str(k): v for k, v in defines.items()},
+        precision=_shared_text(str(r.get("precision", UNKNOWN_PRECISION)), shared),
         flop_count=_shared_text(str(r.get("flop_count", "executed")), shared),
         derived=derived_from_dict(r["derived"], where, shared) if isinstance(r.get("derived"), dict) else None,
         ncu=r.get("ncu"),
@@ -458,6 +531,10 @@ def load(path: str | Path, lean: bool = False) -> Results:
         return from_dict(data, path)
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except RecursionError:
+        raise InputError(f"{path}: JSON nested too deep to be a results file") from None
+    except ValueError as exc:  # an integer of thousands of digits (Python refuses to convert it)
+        raise InputError(f"{path}: a number too long to be a measurement ({str(exc).split(':')[0].lower()})") from None
     finally:
         if collecting:
             gc.enable()

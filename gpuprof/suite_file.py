@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import math
 import re
-import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from gpuprof.analysis.compare_presets import PRESETS
 from gpuprof.errors import InputError
-from gpuprof.files import read_text
+from gpuprof.files import read_toml
 
 SUITE_SCHEMA = 1
 TIMING_MODES = ("cold", "hot", "graph", "cupti")
@@ -34,6 +34,7 @@ SWEEP_KEYS = ("family", "variant", "params", "size", "timing")
 GATE_RESOLUTION_FRACTION = 0.4
 # One sweep is a parameter study, not a benchmark farm: beyond this it is almost surely a typo.
 MAX_SWEEP_CASES = 1024
+MAX_DIMENSION = 2**31 - 1  # the kernels index with 32-bit integers (as --size checks)
 _DEFINE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -99,11 +100,7 @@ def load_suite(
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    text = read_text(path, "suite")
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: not valid TOML: {exc}") from None  # the message has line and column
+    return read_toml(path, "suite")
 
 
 class _Validator:
@@ -219,9 +216,10 @@ class _Validator:
         params = self.params(where, table.get("params"))
         sizes = None if "size" not in table else [self.size(where, family, table["size"], "'size'")]
         timing = self.timing(f"{where}: timing", table.get("timing", {}))
+        count = math.prod(len(values) for values in params.values())  # before building them: 10^10 would not fit
+        if count > MAX_SWEEP_CASES:
+            raise self.fail(where, f"'params' expand to {count} cases (at most {MAX_SWEEP_CASES}); narrow them")
         combos = list(itertools.product(*params.values()))
-        if len(combos) > MAX_SWEEP_CASES:
-            raise self.fail(where, f"'params' expand to {len(combos)} cases (at most {MAX_SWEEP_CASES}); narrow them")
         return [
             SuiteCase(family=family, variants=[variant], sizes=sizes, timing=timing,
                       defines=dict(zip(params, combo)))
@@ -269,6 +267,8 @@ class _Validator:
         for key, item in value.items():
             if not _is_int(item) or item <= 0:
                 raise self.fail(where, f"{what}: '{key}' must be a positive integer, got {item!r}")
+            if item > MAX_DIMENSION:
+                raise self.fail(where, f"{what}: '{key}' = {item} is over the kernels' 32-bit index limit (2^31 - 1)")
         return dict(value)
 
     def size_example(self, family: str) -> str:

@@ -27,6 +27,8 @@ LINK_DUPLEX = ("host-to-device and device-to-host copies overlapped: PCIe carrie
                "so the bytes of both can pass one direction's rate")
 WITHIN_MARGIN = (f"above the datasheet peak but within the {FLOOR_MARGIN:.0%} margin of the floor: clocks above "
                  "the table's, datasheet rounding, or work not on the timed stream?")
+BEYOND_MARGIN = (f"above the datasheet peak by more than the {FLOOR_MARGIN:.0%} margin: this time cannot be the "
+                 "row's FLOPs at its precision (a wrong precision or FLOP count in the file, or work not timed)")
 
 
 @dataclass(frozen=True)
@@ -151,7 +153,7 @@ def figures(row: Row, ceilings: Ceilings | None, rate_kind: str) -> Derived:
         measured_name=measured.name if measured else None,
         measured_source=measured.source if measured else None,
         measured_value=measured.value if measured else None,
-        over_ceiling=_over_ceiling(row, rate_kind) if fraction and fraction > 1.0 else None,
+        over_ceiling=_over_ceiling(row, rate_kind, fraction) if fraction and fraction > 1.0 else None,
         floor_s=floor.seconds if floor else None,
         floor=floor.why if floor else None,
     )
@@ -161,10 +163,13 @@ def _pct(fraction: float | None) -> float | None:
     return None if fraction is None else 100.0 * fraction
 
 
-def _over_ceiling(row: Row, rate_kind: str) -> str:
-    """Why a rate above its datasheet ceiling can still be honest (the row passed the floor)."""
+def _over_ceiling(row: Row, rate_kind: str, fraction: float) -> str:
+    """Why a rate above its datasheet ceiling can still be honest (the row passed the floor), or,
+    beyond the floor's margin, that it cannot be: the footnote never contradicts its own figure."""
     if rate_kind == "flop":
-        return NOMINAL_FLOPS if row.flop_count == "nominal" else WITHIN_MARGIN
+        if row.flop_count == "nominal":
+            return NOMINAL_FLOPS
+        return WITHIN_MARGIN if fraction <= 1 / (1 - FLOOR_MARGIN) else BEYOND_MARGIN
     if rate_kind == "link":
         return LINK_DUPLEX
     mode = row.timing.mode if row.timing else "cold"

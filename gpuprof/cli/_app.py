@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
 import typer
 from typer import Abort, echo
-from typer.core import TyperCommand, TyperGroup
+from typer.core import TyperCommand, TyperGroup, TyperOption
 
 from gpuprof.cli._boundary import ClickException, NoArgsIsHelpError, report
-from gpuprof.errors import GpuprofError
+from gpuprof.errors import EnvironmentProblem, GpuprofError, UsageError
+
+try:  # Typer >= 0.29 vendors Click as typer._click; older ones use click itself
+    from typer._click.core import ParameterSource
+except ImportError:  # pragma: no cover
+    from click.core import ParameterSource  # type: ignore[no-redef]
 
 
 class OneLineErrors(TyperGroup):
@@ -29,9 +37,80 @@ class OneLineErrors(TyperGroup):
             code = 0
         except (GpuprofError, ClickException, Abort, KeyboardInterrupt) as exc:
             code = report(exc)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EPIPE):
+                raise
+            code = _stdout_failed(exc)
         if standalone_mode:
+            code = _flush_stdout(code)
             sys.exit(code)
         return code
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if "--version" in args and len(args) > 1:
+            before = args[:args.index("--version")]
+            if all(word.startswith("-") for word in before):
+                others = [word for word in args if word != "--version"]
+                raise UsageError(f"--version takes nothing else; leave out {' '.join(others)}")
+        return super().parse_args(ctx, args)
+
+
+def _stdout_failed(exc: OSError) -> int:
+    """stdout on a full disk, or closed by the reader (`| head`): one line, never a traceback."""
+    try:
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (the interpreter's own flush at exit must not fail again)
+    except OSError:
+        pass
+    if exc.errno == errno.EPIPE:
+        return 0  # the reader has what it wanted
+    where = exc.filename or "to stdout"  # an OSError without a file name here is a print's
+    return report(EnvironmentProblem(f"cannot write {where}: no space left on device"))
+
+
+def _flush_stdout(code: int) -> int:
+    """What stdout still buffers goes out before exit, so a full disk is reported here as one line."""
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EPIPE):
+            raise
+        return _stdout_failed(exc) or code
+    except ValueError:  # stdout already closed
+        pass
+    return code
+
+
+def _single_valued(param: Any) -> bool:
+    return (isinstance(param, TyperOption) and not param.multiple and not param.count and not param.is_flag
+            and param.nargs == 1)
+
+
+class GpuprofCommand(TyperCommand):
+    """Every command: a single-valued option given twice is refused (Click keeps the last silently),
+    and before the body runs, every option given must apply in the command line's mode and every
+    number be in its range (cli/_applies.py)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        try:
+            _, _, order = self.make_parser(ctx).parse_args(args=list(args))
+        except ClickException:
+            order = []  # the real parse below says what is wrong
+        repeated = [name for name, n in Counter(p.name for p in order if _single_valued(p)).items() if n > 1]
+        if repeated:
+            param = next(p for p in self.params if p.name == repeated[0])
+            from gpuprof.cli._applies import option_name
+
+            raise UsageError(f"{option_name(param)} given more than once; give it once")
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: Any) -> Any:
+        from gpuprof.cli._applies import check_options, option_name
+
+        sources = (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
+        given = {name for name in ctx.params if ctx.get_parameter_source(name) in sources}
+        names = {p.name: option_name(p) for p in self.params if p.name}
+        check_options(self.name or "", ctx.params, given, ctx.meta.get(COMMAND_KEY, ()), names)
+        return super().invoke(ctx)
 
 
 def _plain_strings_skip_pydantic() -> None:
@@ -69,10 +148,33 @@ def _plain_strings_skip_pydantic() -> None:
 
 
 _plain_strings_skip_pydantic()
+
+
+def _flags_show_no_type_in_help() -> None:
+    """Typer 0.29 prints `<bool>` beside every plain flag (--force <bool>): a flag takes no value."""
+    rich_type = TyperOption.display_type_rich
+
+    def display_type_rich(self: TyperOption, ctx: Any) -> str | None:
+        return None if self.is_flag else rich_type(self, ctx)
+
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_flags_show_no_type_in_help()
+
+
+class _Typer(typer.Typer):
+    """Every command is a GpuprofCommand unless it names a subclass of its own."""
+
+    def command(self, name: str | None = None, *, cls: type[TyperCommand] | None = None,
+                **kwargs: Any) -> Callable[[Any], Any]:
+        return super().command(name, cls=cls or GpuprofCommand, **kwargs)
+
+
 COMMAND_KEY = "gpuprof.command"
 
 
-class CommandAfterDashes(TyperCommand):
+class CommandAfterDashes(GpuprofCommand):
     """Everything after the first `--` is a program to run under a tool, verbatim (its own options
     included): ctx.meta[COMMAND_KEY]. Before `--`, only gpuprof's own options and arguments."""
 
@@ -95,7 +197,7 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-app = typer.Typer(
+app = _Typer(
     name="gpuprof",
     cls=OneLineErrors,
     help=(

@@ -7,9 +7,12 @@ Interrupted's. No CLI module writes an exit code as a number.
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
 
 from rich.console import Console
 from rich.markup import escape
@@ -28,9 +31,53 @@ except ImportError:  # pragma: no cover
 from gpuprof.errors import GpuprofError, Interrupted, UsageError
 
 __all__ = ["ClickException", "NoArgsIsHelpError", "err_console", "exit_code_of", "exit_on_error", "print_error",
-           "report", "usage_message", "warn"]
+           "report", "status", "usage_message", "warn"]
 
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+def _columns_or_default() -> int | None:
+    """Rich takes $COLUMNS as it is: COLUMNS=0 made every line empty. Only a positive one counts."""
+    columns = os.environ.get("COLUMNS", "").strip()
+    return None if not columns or (columns.isdigit() and int(columns) > 0) else 160
+
+
+err_console = Console(stderr=True, highlight=False, soft_wrap=True, width=_columns_or_default())
+
+
+class _Quiet:
+    """A status line where stderr is no terminal (a log, a pipe, CI): nothing, so the error line that
+    may follow is the only line (Rich's transient displays leave an empty line there)."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+class _Status:
+    """Rich's spinner, its text taken as text: file and variant names hold '[' (markup to Rich)."""
+
+    def __init__(self, text: str) -> None:
+        self.inner = err_console.status(escape(text), spinner="dots")
+
+    def __enter__(self) -> Self:
+        self.inner.__enter__()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self.inner.__exit__(exc_type, exc, traceback)
+
+    def update(self, text: str) -> None:
+        self.inner.update(escape(text))
+
+
+def status(text: str) -> _Status | _Quiet:
+    """A spinner with `text` on stderr while work runs, on a terminal only."""
+    return _Status(text) if err_console.is_terminal else _Quiet()
 
 
 def one_line(message: str) -> str:

@@ -56,9 +56,14 @@ KernelsDir = Annotated[Path | None, typer.Option(
 
 
 def json_target(value: str | None) -> Path | str | None:
-    """--json FILE or '-' (stdout); a file's folder must exist."""
+    """--json FILE or '-' (stdout; so is any name of this process's stdout, e.g. /dev/stdout); a file's
+    folder must exist."""
+    from gpuprof.files import is_own_stdout
+
     if value is None or value == "-":
         return value
+    if is_own_stdout(value):
+        return "-"
     path = Path(value)
     if not path.parent.is_dir():
         raise UsageError(f"--json {path}: directory {path.parent} does not exist")

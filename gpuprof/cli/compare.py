@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from gpuprof.cli._app import app
-from gpuprof.cli._boundary import err_console, exit_on_error, warn
+from gpuprof.cli._boundary import exit_on_error, status, warn
 from gpuprof.cli._options import Force, JsonOut, json_target
 from gpuprof.cli._output import human_console
 from gpuprof.errors import Finding, UsageError
@@ -90,7 +90,7 @@ def compare(
         from gpuprof.analysis.compare import file_problems, gate
         from gpuprof.analysis.compare_presets import parse_fail_on, policy_for, run_shift_limit
         from gpuprof.commands.compare import CompareRequest, execute
-        from gpuprof.files import check_outputs
+        from gpuprof.files import MARKDOWN_MARK, check_outputs
         from gpuprof.render.compare_view import (
             compare_json,
             compare_json_parts,
@@ -110,13 +110,14 @@ def compare(
         target = json_target(json_out)
         check_outputs([*bases, new], {"--markdown": markdown, "--export-gab": export_gab, "--json": target}, force)
         json_file = Path(target) if target not in (None, "-") else None
-        outputs = ((markdown, compare_markdown), (export_gab, gab_json),
+        outputs = ((markdown, lambda report: compare_markdown(report).rstrip("\n") + "\n" + MARKDOWN_MARK),
+                   (export_gab, gab_json),
                    (json_file, lambda report: itertools.chain(compare_json_parts(report), ["\n"])))
         request = CompareRequest(
             tuple(bases), new, chosen, fail_rule, run_shift_limit=run_shift_limit(fail_on),
             allow_different_gpu=allow_different_gpu,
             allow_mismatch=allow_mismatch, outputs=tuple((path, text) for path, text in outputs if path is not None))
-        with err_console.status(f"comparing {', '.join(map(str, bases))} with {new}", spinner="dots"):
+        with status(f"comparing {', '.join(map(str, bases))} with {new}"):
             report = execute(request)
         for warning in report.warnings:
             warn(warning)

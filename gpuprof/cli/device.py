@@ -29,6 +29,7 @@ def devicequery(
     """
     from gpuprof.commands import devicequery as core
     from gpuprof.files import check_outputs
+    from gpuprof.render.fit import print_table
 
     with exit_on_error():
         target = json_target(json_out)
@@ -43,7 +44,7 @@ def devicequery(
 
     console = human_console(target)
     for table in devicequery_tables(data):
-        console.print(table)
+        print_table(console, table, wide=False)
 
 
 @app.command()
@@ -59,6 +60,7 @@ def doctor(json_out: JsonOut = None, force: Force = False) -> None:
 
     from gpuprof.commands.doctor import diagnose
     from gpuprof.files import check_outputs
+    from gpuprof.render.fit import print_table
 
     with exit_on_error():
         target = json_target(json_out)
@@ -75,6 +77,6 @@ def doctor(json_out: JsonOut = None, force: Force = False) -> None:
                 mark = "[green]ok[/]" if c.ok else missing_mark
                 table.add_row(mark, escape(c.name) + ("" if c.required else " [dim](optional)[/]"),
                               escape(c.detail), escape(c.needed_for))
-            human_console(target).print(table)
+            print_table(human_console(target), table, wide=False)
         if missing:
             raise EnvironmentProblem(f"required for gpuprof run but missing: {', '.join(missing)} (see the table)")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from gpuprof.cli._app import app
-from gpuprof.cli._boundary import err_console, exit_on_error
+from gpuprof.cli._boundary import exit_on_error, status
 from gpuprof.cli._options import Arch, Force, JsonOut, Variants, json_target, with_variant_options
 from gpuprof.cli._output import human_console, write_json
 from gpuprof.errors import InputError, UsageError
@@ -38,6 +38,7 @@ def list_command(family: FamilyArg = None, json_out: JsonOut = None, force: Forc
     from rich.table import Table
 
     from gpuprof.files import check_outputs
+    from gpuprof.render.fit import print_table
 
     with exit_on_error():
         target = json_target(json_out)
@@ -60,7 +61,7 @@ def list_command(family: FamilyArg = None, json_out: JsonOut = None, force: Forc
             if v.max_size:
                 launch += f", size cap {size_label(v.max_size)}"
             table.add_row(v.name + marks, v.technique, launch)
-        console.print(table)
+        print_table(console, table, wide=False)
 
 
 def _launch_text(v: Variant) -> str:
@@ -98,6 +99,7 @@ def build(family: FamilyArg = None, variants: Variants = None, arch: Arch = "sm_
     """
     from gpuprof.commands.build import build_family, build_file, check_arch
     from gpuprof.files import check_outputs
+    from gpuprof.render.fit import print_table
 
     with exit_on_error():
         target = json_target(json_out)
@@ -109,7 +111,7 @@ def build(family: FamilyArg = None, variants: Variants = None, arch: Arch = "sm_
         if variant_options.add and family is None:
             if variant_options.kernels_dir is not None:
                 raise UsageError("--add without a FAMILY builds one file; give a FAMILY to use --kernels-dir with it")
-            with err_console.status(f"nvcc -arch={arch}: {', '.join(variant_options.add)}", spinner="dots"):
+            with status(f"nvcc -arch={arch}: {', '.join(variant_options.add)}"):
                 for spec in variant_options.specs():
                     if spec.path is not None and spec.path.suffix == ".py":
                         triton.append(spec.path.name)  # a Python variant compiles at its first launch
@@ -123,9 +125,9 @@ def build(family: FamilyArg = None, variants: Variants = None, arch: Arch = "sm_
             selection = [(fam, [v for v in chosen if v.name in {e.name for e in extra}], extra)
                          for fam, chosen, extra in selection]
         total = sum(sum(v.is_cuda for v in chosen) for _, chosen, _ in selection)
-        with err_console.status(f"nvcc -arch={arch}: 0/{total} kernels", spinner="dots") as status:
+        with status(f"nvcc -arch={arch}: 0/{total} kernels") as spinner:
             def on_done(done: int) -> None:
-                status.update(f"nvcc -arch={arch}: {len(results) + done}/{total} kernels")
+                spinner.update(f"nvcc -arch={arch}: {len(results) + done}/{total} kernels")
 
             for fam, chosen, _ in selection:
                 triton += [f"{fam.name}/{v.name}" for v in chosen if v.is_python]
@@ -133,7 +135,7 @@ def build(family: FamilyArg = None, variants: Variants = None, arch: Arch = "sm_
         write_json({"schema": "gpuprof.build", "arch": arch, "kernels": [_build_json(r) for r in results]}, target)
     console = human_console(target)
     if str(target) != "-":
-        console.print(_build_table(results, arch))
+        print_table(console, _build_table(results, arch), wide=False)
         if triton:
             console.print(f"not built here (Triton and other Python variants compile at their first launch): "
                           f"{', '.join(triton)}",

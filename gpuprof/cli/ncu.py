@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 # = commands.ncu.DEFAULT_OUT and LAUNCHES_PER_KERNEL (a test keeps them equal; the core says why 1); not
 # imported, for a fast --help
 DEFAULT_OUT = Path("gpuprof-ncu")
+PLOT_SUFFIXES = (".png", ".svg", ".pdf")  # matplotlib picks the format from the name
 LAUNCHES_PER_KERNEL = 1
 
 
@@ -101,6 +102,7 @@ def ncu(
       gpuprof ncu --import gpuprof-ncu/matmul_naive.ncu-rep --json ncu.json
     """
     with exit_on_error():
+        from gpuprof import files
         from gpuprof.commands import ncu as core
         from gpuprof.commands.target import Target
         from gpuprof.files import check_outputs
@@ -108,10 +110,14 @@ def ncu(
         target = json_target(json_out)
         if source_lines < 1 or (sass is not None and not re.fullmatch(r".+:\d+", sass)):
             raise UsageError("--source-lines takes 1 or more; --sass takes FILE:LINE, e.g. matmul.cu:42")
+        if metrics is not None and not any(m.strip() for m in metrics.split(",")):
+            raise UsageError(f"--metrics {metrics!r} names no metric; give names like dram__bytes.sum,sm__throughput")
         source = source or sass is not None  # a line's SASS is part of the source view
         check_outputs([import_path, *(variant_options.add or [])], {"--json": target, "--plot": plot}, force)
         if plot is not None and not plot.parent.is_dir():
             raise UsageError(f"--plot {plot}: directory {plot.parent} does not exist")
+        if plot is not None and plot.suffix.lower() not in PLOT_SUFFIXES and not files.is_stream(plot):
+            raise UsageError(f"--plot {plot}: give a {', '.join(PLOT_SUFFIXES)} file name (the format follows it)")
         request = core.NcuRequest(
             Target(families=(family,) if family is not None else (), variants=variants, size=size,
                    options=variant_options, command=command_after_dashes(ctx), import_path=import_path,

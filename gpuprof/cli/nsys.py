@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from gpuprof.cli._app import CommandAfterDashes, app, command_after_dashes
-from gpuprof.cli._boundary import err_console, exit_on_error
+from gpuprof.cli._boundary import err_console, exit_on_error, status
 from gpuprof.cli._options import Force, JsonOut, Size, Variants, json_target, with_variant_options
 from gpuprof.cli._output import human_console
 from gpuprof.errors import Finding
@@ -87,8 +87,8 @@ def nsys(
                    options=variant_options, command=command_after_dashes(ctx), import_path=import_report,
                    unexpected=tuple(ctx.args)),
             out_dir=out, nsys=nsys_path, lib_path=lib_path, count=count, timeout_s=timeout)
-        with err_console.status("nsys", spinner="dots") as status:
-            result = core.execute(request, lambda p: status.update(f"{p.variant}: {p.step} ({p.index + 1}/{p.total})"))
+        with status("nsys") as spinner:
+            result = core.execute(request, lambda p: spinner.update(f"{p.variant}: {p.step} ({p.index + 1}/{p.total})"))
         if target == "-":
             import json
 

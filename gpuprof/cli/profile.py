@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from gpuprof.cli._app import CommandAfterDashes, app, command_after_dashes
-from gpuprof.cli._boundary import err_console, exit_on_error
+from gpuprof.cli._boundary import err_console, exit_on_error, status
 from gpuprof.cli._options import Force, JsonOut, json_target
 from gpuprof.cli._output import human_console, write_json
 from gpuprof.tools.nsys import PROFILE_TIMEOUT_S
@@ -72,7 +72,7 @@ def profile(
         request = core.ProfileRequest(Target(command=command_after_dashes(ctx), unexpected=tuple(ctx.args)),
                                       out_dir=out, cover_pct=cover, max_kernels=top, launch_skip=launch_skip,
                                       launches_per_kernel=per_kernel, nsys=nsys_path, ncu=ncu_path, timeout_s=timeout)
-        with err_console.status("profile: timeline, then ncu", spinner="dots"):
+        with status("profile: timeline, then ncu"):
             report = core.execute(request)
         write_json({"schema": "gpuprof.profile", **core.to_dict(report)}, target)
         if report.timeline.notice:  # why the timeline is the PyTorch profiler's, and how to get nsys working

@@ -7,9 +7,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 
 from gpuprof.cli._app import app
-from gpuprof.cli._boundary import err_console, exit_on_error
+from gpuprof.cli._boundary import err_console, exit_on_error, status
 from gpuprof.cli._options import Force, JsonOut, Size, Variants, json_target, with_variant_options
 from gpuprof.cli._output import command_line, human_console
 from gpuprof.errors import Finding, UsageError
@@ -159,8 +160,8 @@ def _run_on_gpus(spec_file: Suite, gpus: str, json_out: Path | None, timeout_s: 
     from gpuprof import results
     from gpuprof.commands.suite_gpus import parse_gpus, run_suite_on_gpus, units_of, visible_gpu_count
 
-    chosen = parse_gpus(gpus, visible_gpu_count())
     history = results.load(history_file) if history_file is not None else _earlier_results(json_out)
+    chosen = parse_gpus(gpus, visible_gpu_count())
     with _progress_bar(len(units_of(spec_file))) as on_step:
         return run_suite_on_gpus(spec_file, chosen, json_out, on_step, timeout_s=timeout_s, history=history)
 
@@ -210,23 +211,27 @@ class _progress_bar:
         from rich.progress import Progress as RichProgress
 
         self.total = total
+        self.shown = err_console.is_terminal  # in a log or pipe: no bar (it would leave an empty line)
         self.bar = RichProgress(TextColumn("{task.description}"), BarColumn(),
                                 TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
                                 console=err_console, transient=True)
 
     def __enter__(self) -> ProgressFn:
+        if not self.shown:
+            return lambda step: None
         self.bar.__enter__()
         self.task = self.bar.add_task("starting", total=self.total)
 
         def on_step(step: Progress) -> None:
             about = f"{step.within} {step.variant}" if step.within else step.variant
-            self.bar.update(self.task, description=f"{about}: {step.step}", completed=step.finished)
+            self.bar.update(self.task, description=escape(f"{about}: {step.step}"), completed=step.finished)
 
         return on_step
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  traceback: TracebackType | None) -> None:
-        self.bar.__exit__(exc_type, exc, traceback)
+        if self.shown:
+            self.bar.__exit__(exc_type, exc, traceback)
 
 
 @app.command(hidden=True)
@@ -321,7 +326,11 @@ def suite(
         out = target if isinstance(target, Path) else None  # "-" is refused above
         if out is not None:
             written.append((out, out.stat().st_mtime if out.exists() else None))
-        with err_console.status(f"reading {suite_file}", spinner="dots"):
+        if gpus is not None:
+            from gpuprof.commands.suite_gpus import gpu_indices
+
+            gpu_indices(gpus)  # a typo is exit 2 before the GPUs are counted
+        with status(f"reading {suite_file}"):
             spec_file = load(suite_file)
         plan = _shard_plan(spec_file, shard, history) if shard is not None else None
         if plan is not None:

@@ -115,6 +115,8 @@ class _Bar:
     def __call__(self, step: Progress) -> None:
         from gpuprof.progress import DONE
 
+        if not err_console.is_terminal:
+            return  # in a log or pipe: no bar (it would leave an empty line before an error)
         if self.bar is None:
             from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
             from rich.progress import Progress as RichProgress
@@ -124,7 +126,7 @@ class _Bar:
             self.bar.start()
             self.task = self.bar.add_task("", total=None)
         if step.step == DONE:
-            self.bar.update(self.task, completed=step.finished, total=step.total, description=step.variant)
+            self.bar.update(self.task, completed=step.finished, total=step.total, description=escape(step.variant))
 
     def __enter__(self) -> Self:
         return self

@@ -32,7 +32,8 @@ def show(
     console = human_console(None)
     if shown.results.command:
         gpu_name = shown.results.environment.get("gpu_name", "unknown GPU")
-        console.print(f"{results_file}: {shown.results.command} ({gpu_name}, {shown.results.created_utc or 'undated'})")
+        console.print(f"{results_file}: {shown.results.command} ({gpu_name}, {shown.results.created_utc or 'undated'})",
+                      markup=False, highlight=False)  # the file's words are text, not Rich markup
     print_run_tables(console, shown, wide)
     from gpuprof.render.row_story_view import print_row_story
 

@@ -86,7 +86,9 @@ def to_dict(profile: NsysProfile) -> dict[str, Any]:
             return [plain(v) for v in x]
         return x
 
-    return {"gpuprof_nsys_schema": JSON_SCHEMA, **plain(asdict(profile))}
+    # "schema" names the document as every gpuprof JSON does; gpuprof_nsys_schema is its version (older readers)
+    return {"schema": "gpuprof.nsys", "schema_version": JSON_SCHEMA, "gpuprof_nsys_schema": JSON_SCHEMA,
+            **plain(asdict(profile))}
 
 
 def save_profile(profile: NsysProfile, path: Path) -> Path:

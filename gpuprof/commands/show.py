@@ -23,6 +23,7 @@ def show(path: Path) -> Report:
     `suite` does; each row's figures are derived again with the ceilings of the file's GPU (a file
     written before speedups were kept gets them here) and stored on it."""
     loaded = results.load(path)
+    precisions_from_catalogue(loaded.rows)
     limits = ceilings_of(loaded.environment)
     tables = []
     for (family_name, _, mode), rows in table_rows(loaded.rows, str(loaded.timing_policy.get("mode", "cold"))).items():
@@ -33,6 +34,23 @@ def show(path: Path) -> Report:
         derive(rows, rate_kind, baseline, vendor, limits)
         tables.append(Table(family, rows, baseline, vendor, mode))
     return Report(loaded, tables, limits)
+
+
+def precisions_from_catalogue(rows: list[Row]) -> None:
+    """Rows of a file that does not say their precision (an earlier gpuprof's) take the catalogue's
+    for their variant; a variant the catalogue does not know keeps it unknown (no ceiling, no
+    compute floor), never fp32's, which made a TF32 GEMM "600 %" of its ceiling."""
+    known: dict[tuple[str, str], str] = {}
+    for row in rows:
+        if row.precision != results.UNKNOWN_PRECISION:
+            continue
+        key = (row.family, row.variant)
+        if key not in known:
+            try:
+                known[key] = catalog.load_family(row.family).variant(row.variant).precision
+            except (GpuprofError, KeyError, AttributeError):
+                known[key] = results.UNKNOWN_PRECISION
+        row.precision = known[key]
 
 
 def ceilings_of(environment: dict[str, Any]) -> Ceilings | None:

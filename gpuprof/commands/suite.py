@@ -14,6 +14,7 @@ from gpuprof import results
 from gpuprof.analysis import derive
 from gpuprof.analysis.tables import Report, Table, table_rows
 from gpuprof.commands.run import DEFAULT_VARIANT_TIMEOUT_S, RunRequest, gpu_ceilings, run_family
+from gpuprof.errors import InputError
 from gpuprof.measure import isolation
 from gpuprof.measure.timing import TimingPolicy
 from gpuprof.progress import Progress, ProgressFn
@@ -32,8 +33,24 @@ def load(path: Path) -> Suite:
     def extra_known(directory: Path) -> dict[str, list[str]]:
         return {f.name: [v.name for v in load_kernels_dir(directory, f)] for f in families}
 
-    return load_suite(path, known={f.name: f.variant_names for f in families},
-                      size_keys={f.name: list(f.dims) for f in families}, extra_known=extra_known)
+    suite = load_suite(path, known={f.name: f.variant_names for f in families},
+                       size_keys={f.name: list(f.dims) for f in families}, extra_known=extra_known)
+    if suite.kernels_dir is not None and not any(extra_known(suite.kernels_dir).values()):
+        raise InputError(f"{path}: 'kernels_dir' {suite.kernels_dir} holds no <family>.toml with variants "
+                         f"(one of {', '.join(f.name + '.toml' for f in families[:3])}, ...)")
+    by_name = {f.name: f for f in families}
+    for case in suite.cases:
+        if not case.defines:
+            continue
+        fam = by_name[case.family]
+        variants = {v.name: v for v in [*fam.variants, *case_variants(suite, case)]}
+        for name in case.variants if case.variants != "all" else list(variants):
+            unknown = sorted(set(case.defines) - set(variants[name].defines))
+            if unknown:
+                have = ", ".join(variants[name].defines) or "no tile parameters"
+                raise InputError(f"{path}: a sweep of {case.family}/{name} sets {unknown[0]}, which it does not "
+                                 f"define (it has {have})")
+    return suite
 
 
 def case_variants(suite: Suite, case: SuiteCase) -> list[Variant]:

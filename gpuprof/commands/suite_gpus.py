@@ -59,18 +59,26 @@ RunUnit = Callable[[Suite, Unit, isolation.Worker, ProgressFn], results.Results]
 Prepare = Callable[[isolation.Worker], None]
 
 
-def parse_gpus(text: str, count: int) -> list[int]:
-    """'all' -> every GPU; '0,1' -> those indices (as nvidia-smi numbers them), each once and present."""
-    if count < 1:
-        raise EnvironmentProblem("--gpus: no CUDA GPU is visible")
+def gpu_indices(text: str) -> list[int] | None:
+    """--gpus as written: None for 'all', else distinct indices; UsageError before any GPU is asked."""
     if text.strip().lower() == "all":
-        return list(range(count))
+        return None
     try:
         chosen = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
         raise UsageError(f"--gpus {text!r}: give 'all' or GPU indices like 0,1") from None
-    if not chosen or len(set(chosen)) != len(chosen):
+    if not chosen or len(set(chosen)) != len(chosen) or min(chosen) < 0:
         raise UsageError(f"--gpus {text!r}: give 'all' or distinct GPU indices like 0,1")
+    return chosen
+
+
+def parse_gpus(text: str, count: int) -> list[int]:
+    """'all' -> every GPU; '0,1' -> those indices (as nvidia-smi numbers them), each once and present."""
+    chosen = gpu_indices(text)
+    if count < 1:
+        raise EnvironmentProblem("--gpus: no CUDA GPU is visible")
+    if chosen is None:
+        return list(range(count))
     missing = [g for g in chosen if not 0 <= g < count]
     if missing:
         raise UsageError(f"--gpus {text!r}: GPU {missing[0]} does not exist (this machine has {count}: 0..{count - 1})")

@@ -93,7 +93,7 @@ def compare_json_parts(report: CompareReport) -> Iterator[str]:
     by piece never holds the whole text (tens of MB) at once."""
     failures = gate(report)
     data = {
-        "schema": "gpuprof.analysis.compare",
+        "schema": "gpuprof.compare",
         "schema_version": 2,  # 2: ratio is relative to the row's class shift; resource, run_shift classes/findings
         "base": report.base_label,
         "new": report.new_label,

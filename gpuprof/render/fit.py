@@ -47,13 +47,13 @@ def fitted_table(columns: list[Column], rows: Sequence[Sequence[str | Text]], wi
                      "(--wide shows every column)")
         notes += [columns[i].dropped_note for i in dropped if columns[i].dropped_note]
     if notes:
-        table.caption = "\n".join(notes)
+        table.caption = Text("\n".join(notes))  # text, not markup: captions name files, GPUs and kernels
         table.caption_justify = "left"
     return table
 
 
 def _table(columns: list[Column], rows: Sequence[Sequence[str | Text]], title: str) -> Table:
-    table = Table(title=title or None, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+    table = Table(title=Text(title) if title else None, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
                   collapse_padding=True, show_edge=False)
     for col in columns:
         table.add_column(col.header, justify=col.justify, no_wrap=True)  # type: ignore[arg-type]
@@ -70,14 +70,25 @@ def natural_width(table: Table) -> int:
     return Measurement.get(console, console.options, table).maximum
 
 
+def _least_width(table: Table) -> int:
+    """The narrowest the table can be without cutting a cell: its no-wrap columns whole, the others wrapped."""
+    if all(column.no_wrap for column in table.columns):
+        return natural_width(table)  # Rich measures a no-wrap cell by its longest word, then cuts it
+    console = Console(width=100_000, record=False)
+    least = Measurement.get(console, console.options, table).minimum
+    for column in table.columns:  # a no-wrap column needs its widest cell whole, not its longest word
+        if column.no_wrap:
+            widths = table._measure_column(console, console.options, column)
+            least += widths.maximum - widths.minimum
+    return least
+
+
 def print_table(console: Console, table: Table, wide: bool) -> None:
-    """At the console's width; wide: at the table's own width when that is more, every cell whole
-    (the terminal folds the lines rather than Rich cutting the cells)."""
-    if not wide:
-        console.print(table)
-        return
+    """At the console's width, or at the table's own width when that is more (wide, or a console
+    narrower than the essential columns): every cell whole, the terminal folds the lines rather
+    than Rich cutting the cells (fitted_table has left out the optional columns that did not fit)."""
     own = console.width  # Console.print(width=) cannot exceed the console's own width
-    console.width = max(own, natural_width(table))
+    console.width = max(own, natural_width(table) if wide else _least_width(table))
     try:
         console.print(table)
     finally:

@@ -41,6 +41,13 @@ def _pyplot() -> Any:
     return plt
 
 
+def plot_metadata(path: Path) -> dict[str, str]:
+    """gpuprof's mark in a plot it writes (files.is_own knows it again): PNG's Software, SVG's Creator."""
+    from gpuprof.files import PLOT_SOFTWARE
+
+    return {"Creator": PLOT_SOFTWARE} if path.suffix.lower() in (".svg", ".pdf") else {"Software": PLOT_SOFTWARE}
+
+
 def save_roofline(points: list[Point], roof: Roof, path: Path, title: str) -> Path:
     """The hierarchical rooflines where the points carry them, else the DRAM roofline; the title
     says whose peaks the roofs are."""
@@ -51,7 +58,7 @@ def save_roofline(points: list[Point], roof: Roof, path: Path, title: str) -> Pa
         fig = level_figure(levels, f"{title} by memory level (peaks: ncu's metrics at the profiled clocks)")
     else:
         fig = dram_figure(points, roof, f"{title} ({roof.source})")
-    fig.savefig(path)
+    fig.savefig(path, metadata=plot_metadata(path))
     _pyplot().close(fig)
     return path
 

@@ -42,7 +42,7 @@ def families_table(run: SanitizeRun, tools: list[str]) -> Table:
     for s in run.skipped:
         families.setdefault(s.label.split("/", 1)[0], {}).setdefault(s.tool, []).append(s)
     for family, by_tool in families.items():
-        table.add_row(family, *(_cell(by_tool.get(name, [])) for name in order))
+        table.add_row(Text(family), *(_cell(by_tool.get(name, [])) for name in order))
     return table
 
 
@@ -67,12 +67,12 @@ def _cell(entries: list) -> str:
 
 
 def command_table(results: list[SanitizeResult]) -> Table:
-    table = Table(title=f"compute-sanitizer: {results[0].label}" if results else "compute-sanitizer",
+    table = Table(title=Text(f"compute-sanitizer: {results[0].label}" if results else "compute-sanitizer"),
                   title_justify="left")
     for head in ("tool", "result", "printed", "counted"):
         table.add_column(head, justify="right" if head in ("printed", "counted") else "left", no_wrap=True)
     for r in results:
-        table.add_row(r.tool, verdict(r), str(len(r.findings)) if not r.error else "-",
+        table.add_row(Text(r.tool), verdict(r), str(len(r.findings)) if not r.error else "-",
                       "-" if r.counted is None else str(r.counted))
     return table
 

@@ -8,7 +8,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuprof.errors import EnvironmentProblem
+from gpuprof.errors import EnvironmentProblem, UsageError
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ def find_tool(name: str, explicit: str | Path | None = None, extra_dirs: tuple[P
         path = Path(explicit)
         if path.is_file() and os.access(path, os.X_OK):
             return str(path)
-        raise EnvironmentProblem(f"{explicit} is not an executable file")
+        raise UsageError(f"{explicit} is not an executable file")  # a bad flag value (exit 2), not the machine
     found = shutil.which(name)
     if found:
         return found

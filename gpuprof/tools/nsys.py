@@ -8,7 +8,7 @@ import re
 import shutil
 from pathlib import Path
 
-from gpuprof.errors import EnvironmentProblem
+from gpuprof.errors import EnvironmentProblem, UsageError
 from gpuprof.tools import _proc
 
 # The four summaries gpuprof shows, in the order `nsys stats` prints them.
@@ -26,8 +26,8 @@ def find_nsys(explicit: str | Path | None = None) -> str:
     if explicit:
         try:
             return _proc.find_tool("nsys", explicit)
-        except EnvironmentProblem:
-            raise EnvironmentProblem(
+        except UsageError:  # a bad flag value: exit 2
+            raise UsageError(
                 f"--nsys {explicit} is not an executable file; give the path of the nsys program") from None
     try:
         return _proc.find_tool("nsys", extra_dirs=tuple(search_dirs()))

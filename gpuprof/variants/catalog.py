@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import difflib
-import tomllib
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from gpuprof.errors import InputError, UsageError
-from gpuprof.files import read_text
+from gpuprof.files import read_toml
 from gpuprof.variants.expressions import Expr, evaluate, size_symbols
 
 _PACKAGED = Path(__file__).resolve().parents[1] / "_kernels"  # where a wheel puts kernels/ (pyproject force-include)
@@ -234,10 +233,7 @@ def load_all(root: Path | None = None) -> list[Family]:
 
 
 def parse_manifest(path: Path) -> Family:
-    try:
-        data = tomllib.loads(read_text(path))
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: not valid TOML ({exc})") from None
+    data = read_toml(path)
     m = _Manifest(path, data)
     family = Family(
         name=m.text("family"),
@@ -429,9 +425,10 @@ def check_geometry(path: Path | str, family: Family, v: Variant) -> None:
             f"{path}: variant {v.name!r}: tile must give {len(family.grid_dims)} positive extents "
             f"(along {list(family.grid_dims)})"
         )
-    if v.grid not in ("tiles", "one", "expressions") and not v.grid.startswith("per_sm:"):
-        raise InputError(f"{path}: variant {v.name!r}: grid must be 'tiles', 'one', 'per_sm:K' or a list of "
-                         "expressions such as [\"ceil(M/32)\", \"ceil(N/32)\"]")
+    per_sm = v.grid.partition("per_sm:")[2] if v.grid.startswith("per_sm:") else None
+    if v.grid not in ("tiles", "one", "expressions") and not (per_sm and per_sm.isdigit() and 1 <= int(per_sm) <= 1024):
+        raise InputError(f"{path}: variant {v.name!r}: grid must be 'tiles', 'one', 'per_sm:K' (K from 1 to 1024 "
+                         "blocks per SM) or a list of expressions such as [\"ceil(M/32)\", \"ceil(N/32)\"]")
 
 
 def _check_grid_expressions(path: Path | str, family: Family, v: Variant) -> None:

@@ -21,6 +21,14 @@ if TYPE_CHECKING:
 Selected = tuple["Family", list["Variant"], list["Variant"]]
 
 
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # bytes the file system gave that are not UTF-8 (surrogate escapes)
+        return False
+    return True
+
+
 def parse_defines(items: list[str] | None) -> dict[str, int]:
     """-D NAME=INTEGER values, in the order given."""
     out: dict[str, int] = {}
@@ -29,9 +37,12 @@ def parse_defines(items: list[str] | None) -> dict[str, int]:
         if not sep or not name.isidentifier():
             raise UsageError(f"bad --define '{item}': write NAME=INTEGER, e.g. -D BM=64")
         try:
-            out[name] = int(value, 0)
+            number = int(value, 0)
         except ValueError:
             raise UsageError(f"bad --define '{item}': {value[:40]!r} is not an integer") from None
+        if name in out and out[name] != number:  # the first would be dropped without a word
+            raise UsageError(f"-D {name} given twice ({name}={out[name]} and {name}={number}); give it once")
+        out[name] = number
     return out
 
 
@@ -63,6 +74,10 @@ class VariantOptions:
 
     def specs(self) -> list[AddSpec]:
         from gpuprof.variants.user import AddSpec, parse_add
+
+        for option, value in [*(("--add", a) for a in self.add or ()), ("--kernels-dir", self.kernels_dir)]:
+            if value is not None and not _utf8(str(value)):  # the compilers take names as UTF-8
+                raise UsageError(f"{option} {str(value)!a}: the name is not UTF-8 text; rename it")
 
         if not self.add:
             if self.block or self.tile or self.grid or self.args is not None or self.reads_output:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,7 +10,7 @@ from pathlib import Path
 from gpuprof import families
 from gpuprof.errors import InputError, UsageError
 from gpuprof.families import _keys
-from gpuprof.files import read_source, read_text
+from gpuprof.files import read_source, read_toml
 from gpuprof.variants import arguments
 from gpuprof.variants.catalog import Family, Variant, check_geometry, parse_variant, validate_variants
 from gpuprof.variants.declarations import (  # noqa: F401  # re-exported: user.kernel_declarations is public
@@ -131,10 +130,7 @@ def load_kernels_dir(directory: Path, family: Family) -> list[Variant]:
     path = directory / f"{family.name}.toml"
     if not path.is_file():
         return []
-    try:
-        data = tomllib.loads(read_text(path))
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: not valid TOML ({exc})") from None
+    data = read_toml(path)
     unknown = sorted(set(data) - {"family", "variant"})
     if unknown:
         raise InputError(

@@ -214,7 +214,7 @@ def test_a_bad_row_is_still_named_by_its_number(tmp_path):
         results_io.load(path)
     data["rows"][1]["variant"] = "v001"
     path.write_text(json.dumps(data))
-    with pytest.raises(InputError, match="malformed results file: vecadd/v002/1048576: vendor must be true or false"):
+    with pytest.raises(InputError, match="file: row 3: vecadd/v002/1048576: vendor must be true or false"):
         results_io.load(path)
 
 

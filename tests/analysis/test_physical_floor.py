@@ -20,6 +20,7 @@ from gpuprof.analysis.derive import (
     physical_floor,
 )
 from gpuprof.analysis.stats import summarize
+from gpuprof.commands.show import precisions_from_catalogue
 from gpuprof.families import conv2d, matmul, vecadd
 from gpuprof.results import IMPOSSIBLE, OK, WRONG, CheckResult, Row, Timing
 
@@ -126,6 +127,7 @@ def test_rows_that_did_not_pass_or_were_not_timed_are_left_alone():
 @pytest.mark.parametrize("name", ["smoke_a.json", "smoke_b.json", "smoke_slow.json"])
 def test_every_recorded_h100_row_is_possible_and_at_most_100_percent(fixtures_dir, name):
     loaded = results.load(fixtures_dir / "results" / name)
+    precisions_from_catalogue(loaded.rows)  # files of a gpuprof before the per-row precision key
     limits = ceilings.from_environment(loaded.environment)
     for row in loaded.rows:
         kind = {"matmul": "flop", "vecadd": "bytes"}[row.family]

@@ -139,10 +139,12 @@ def test_command_run_collects_the_source_and_names_the_programs_lines(fake_ncu, 
     assert "matmul_lineinfo.cu:18" in result.output and "matmul_lineinfo.cu:34" in result.output
 
 
-@pytest.mark.parametrize("args", [["--source-lines", "0"], ["--sass", "matmul_lineinfo.cu"], ["--sass", "18"]])
-def test_bad_source_options_are_one_line_exit_2(where_reports, args):
+@pytest.mark.parametrize(("args", "why"), [(["--source-lines", "0"], "--source-lines 0: give at least 1"),
+                                           (["--sass", "matmul_lineinfo.cu"], "--sass takes FILE:LINE"),
+                                           (["--sass", "18"], "--sass takes FILE:LINE")])
+def test_bad_source_options_are_one_line_exit_2(where_reports, args, why):
     result = invoke("--import", str(where_reports["plain"]), "--source", *args)
-    assert result.exit_code == 2 and "--source-lines takes 1 or more; --sass takes FILE:LINE" in result.output
+    assert result.exit_code == 2 and why in result.output
 
 
 def test_sass_alone_implies_source(where_reports):

@@ -170,7 +170,7 @@ def test_unknown_variant_is_exit_2(no_nsys, tmp_path):
     ((), "give one of FAMILY, -- COMMAND or --import"),
     (("vecadd", "--import", str(SQLITE)), "give one of"),
     (("./app", "--flag"), "put it after --"),
-    (("--variants", "grid", "--", "ls"), "go with a FAMILY"),
+    (("--variants", "grid", "--", "ls"), "goes with a FAMILY"),
 ])
 def test_usage_errors_are_exit_2_one_line(no_nsys, tmp_path, args, why):
     result = invoke(*args, "--out", str(tmp_path))

@@ -157,15 +157,15 @@ def test_nsys_on_path(bare):
     assert tools.find_nsys() == str(nsys)
 
 
-def test_explicit_nsys_wins_and_a_bad_one_is_exit_3(bare):
+def test_explicit_nsys_wins_and_a_bad_one_is_exit_2(bare):
     executable(bare / "bin" / "nsys")
     mine = executable(bare / "mine" / "nsys")
     assert tools.find_nsys(str(mine)) == str(mine)
     (bare / "plain").write_text("")
     for bad in (bare / "plain", bare / "missing"):
-        with pytest.raises(EnvironmentProblem) as err:
+        with pytest.raises(UsageError) as err:  # a bad flag value, not the machine (issue 27)
             tools.find_nsys(str(bad))
-        assert err.value.exit_code == 3 and f"--nsys {bad}" in err.value.message
+        assert err.value.exit_code == 2 and f"--nsys {bad}" in err.value.message
 
 
 def test_bundle_next_to_the_real_ncu_behind_a_symlink(bare):
@@ -485,7 +485,7 @@ def test_without_nsys_a_command_cannot_fall_back(bare, tmp_path, torch_stand_in)
 
 
 def test_an_explicit_bad_nsys_does_not_fall_back(bare, tmp_path, torch_stand_in):
-    with pytest.raises(EnvironmentProblem, match="--nsys"):
+    with pytest.raises(UsageError, match="--nsys"):
         nsys_profile.execute(NsysRequest(Target(families=("vecadd",)), nsys=str(tmp_path / "nope"), out_dir=tmp_path))
     assert not torch_stand_in
 
@@ -504,6 +504,7 @@ def test_json_keeps_times_in_ns_and_paths_as_text(fake, tmp_path):
     fam, variants, size = vecadd()
     out = nsys_profile.profile_family(fam, variants, size, tmp_path / "runs", "/x/nsys")
     data = json.loads(nsys_results.save_profile(out, tmp_path / "p.json").read_text())
+    assert data["schema"] == "gpuprof.nsys" and data["schema_version"] == 1
     assert data["gpuprof_nsys_schema"] == 1 and data["family"] == "vecadd" and data["size"] == size
     grid = data["summaries"][0]
     assert grid["label"] == "grid" and grid["kernels"][0]["total_ns"] == 78977.0

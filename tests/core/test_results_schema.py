@@ -12,7 +12,7 @@ import pytest
 
 from gpuprof import files, results
 from gpuprof.analysis.stats import summarize
-from gpuprof.errors import InputError
+from gpuprof.errors import EnvironmentProblem, InputError
 from gpuprof.files import atomic_write_text
 from gpuprof.results import (
     CHECK_STATUSES,
@@ -219,7 +219,7 @@ def mutated(change) -> dict:
 MALFORMED = {
     "missing rows": (lambda d: d.pop("rows"), "rows"),
     "missing environment": (lambda d: d.pop("environment"), "environment"),
-    "rows not a list": (lambda d: d.update(rows=3), "int"),
+    "rows not a list": (lambda d: d.update(rows=3), "must be a list of rows, not 3"),
     "row missing check": (lambda d: d["rows"][0].pop("check"), "check"),
     "row missing family": (lambda d: d["rows"][0].pop("family"), "family"),
     "samples as strings": (lambda d: d["rows"][0]["timing"].update(samples_s=["1e-3", "2e-3"]), "samples"),
@@ -278,7 +278,7 @@ def test_existing_file_is_replaced_whole(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
 
 
-@pytest.mark.parametrize(("raised", "expected"), [(OSError(28, "No space left on device"), InputError),
+@pytest.mark.parametrize(("raised", "expected"), [(OSError(28, "No space left on device"), EnvironmentProblem),
                                                   (KeyboardInterrupt(), KeyboardInterrupt)])
 def test_failed_rename_keeps_the_old_file_and_leaves_no_temp_file(tmp_path, monkeypatch, raised, expected):
     target = save(sample_results(), tmp_path / "r.json")
@@ -315,3 +315,12 @@ def test_save_does_not_change_the_results(tmp_path):
     after["rows"][1]["check"]["max_rel_error"] = snapshot["rows"][1]["check"]["max_rel_error"] = None
     assert after == snapshot
     assert os.listdir(tmp_path) == ["r.json"]
+
+
+
+def test_the_results_files_timing_modes_are_the_timers():
+    from gpuprof import results as results_file
+    from gpuprof import suite_file
+    from gpuprof.measure.timing import MODES
+
+    assert tuple(MODES) == results_file.TIMING_MODES == suite_file.TIMING_MODES
