@@ -151,8 +151,11 @@ _plain_strings_skip_pydantic()
 
 
 def _flags_show_no_type_in_help() -> None:
-    """Typer 0.29 prints `<bool>` beside every plain flag (--force <bool>): a flag takes no value."""
-    rich_type = TyperOption.display_type_rich
+    """Typer 0.29 prints `<bool>` beside every plain flag (--force <bool>): a flag takes no value. Other
+    Typer versions (the H100's image has an older one) lack the hook and print no such thing."""
+    rich_type = getattr(TyperOption, "display_type_rich", None)
+    if rich_type is None:
+        return
 
     def display_type_rich(self: TyperOption, ctx: Any) -> str | None:
         return None if self.is_flag else rich_type(self, ctx)
