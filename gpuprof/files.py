@@ -326,14 +326,12 @@ def read_lines(path: str | Path, what: str = "", max_bytes: int = MAX_BYTES) -> 
     path = Path(path)
     label = f"{what} {path}" if what else str(path)
     try:
-        if path.is_dir():
-            raise InputError(f"cannot read {label}: it is a folder, not a file")
-        size = path.stat().st_size
+        size = _regular_or_refuse(path, label)  # a FIFO would block, a device never end
         if size > max_bytes:
             raise InputError(f"cannot read {label}: {size:,} bytes is more than the {max_bytes:,} gpuprof reads")
         stream = path.open("rb")
     except OSError as exc:
-        raise InputError(f"cannot read {label}: {exc.strerror or exc}") from None
+        raise InputError(f"cannot read {label}: {_reason(exc)}") from None
     except ValueError as exc:  # an embedded NUL in the path
         raise InputError(f"cannot read {label}: {exc}") from None
     with stream:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The device run: install gpuprof without network, run the GPU tests, then the benchmarks.
 # Usage (on a GPU machine, from the repo root):
-#   bash scripts/device_run.sh [tests|bench|ncu|gate|sanitize|families|faulty|profilers|student|truth|all]...
+#   bash scripts/device_run.sh [tests|bench|ncu|gate|sanitize|families|faulty|profilers|student|truth|vendor|story|all]...
 # Everything lands in one tarball, $OUT/device_run.tgz (default OUT=./out), plus the console output.
 set -u -o pipefail
 OUT=${OUT:-$PWD/out}; mkdir -p "$OUT"
@@ -160,4 +160,42 @@ PY
 fi
 if has truth; then
   timeout ${TRUTH_TIMEOUT:-240} python3 benchmarks/timing_truth.py --out "$LOGS" 2>&1 | tee "$LOGS/timing_truth.txt"
+fi
+if has vendor; then
+  # the vendor rows at their best: CUB called from host code (histogram, scan, reduce) beside the
+  # hand-written ladders, and the SGEMM gap; one run each, at the default sizes.
+  for f in histogram scan reduce; do
+    timeout 150 python3 -m gpuprof run "$f" --max-time 1 --json "$LOGS/vendor_$f.json" > "$LOGS/vendor_$f.txt" 2>&1
+    echo "== gpuprof run $f: exit $?"; grep -E "│|^ ?[a-z_]+ .*(OK|WRONG)" "$LOGS/vendor_$f.txt" | cut -c1-170
+  done
+  timeout 150 python3 -m gpuprof run matmul -v smem_tiled,warptile,cublas --json "$LOGS/vendor_matmul.json" > "$LOGS/vendor_matmul.txt" 2>&1
+  echo "== gpuprof run matmul -v smem_tiled,warptile,cublas: exit $?"; grep -E "OK|WRONG" "$LOGS/vendor_matmul.txt" | cut -c1-170
+fi
+if has story; then
+  # one row, the whole story: the CI suite plain and with --with ncu,sanitize, wall times side by side
+  TIMEFORMAT="wall time of 'gpuprof suite suites/ci.toml': %R s"
+  { time timeout 200 python3 -m gpuprof suite suites/ci.toml --json "$LOGS/ci_plain.json" > "$LOGS/ci_plain.txt" 2>&1 ; } 2>> "$LOGS/ci_plain.txt"
+  tail -1 "$LOGS/ci_plain.txt"
+  TIMEFORMAT="wall time of 'gpuprof suite suites/ci.toml --with ncu,sanitize': %R s"
+  { time timeout 330 python3 -m gpuprof suite suites/ci.toml --with ncu,sanitize --with-out "$LOGS/with" --json "$LOGS/ci_with.json" > "$LOGS/ci_with.txt" 2>&1 ; } 2>> "$LOGS/ci_with.txt"
+  sed -n '/why and how safe/,$p' "$LOGS/ci_with.txt" | cut -c1-170 | head -40
+  python3 -m gpuprof compare "$LOGS/ci_plain.json" "$LOGS/ci_with.json" > "$LOGS/ci_compare.txt" 2>&1; echo "compare plain with: exit $?"
+  tail -6 "$LOGS/ci_compare.txt" | cut -c1-170
+fi
+if has walkthrough; then
+  # the README's profiling walkthrough on examples/mlp.py, each command's real output kept
+  export GPUPROF_NSYS_LIBS=$PWD/.nsyslibs/lib
+  for cmd in "nsys -- python3 examples/mlp.py" "profile -- python3 examples/mlp.py" \
+             "ncu --source --kernel gemm --launch-skip 3 -- python3 examples/mlp.py --steps 1" \
+             "ncu matmul --variants smem_tiled --source"; do
+    name=$(echo "$cmd" | tr -c 'a-z0-9' '_' | cut -c1-40)
+    start=$SECONDS
+    COLUMNS=100 timeout 200 python3 -m gpuprof $cmd > "$LOGS/walk_$name.txt" 2>&1
+    echo "== gpuprof $cmd: exit $?, $((SECONDS - start)) s"; cut -c1-110 "$LOGS/walk_$name.txt" | head -45
+  done
+  unset GPUPROF_NSYS_LIBS
+  start=$SECONDS
+  COLUMNS=100 timeout 200 python3 -m gpuprof profile -- python3 examples/mlp.py > "$LOGS/walk_profile_nolibs.txt" 2>&1
+  echo "== gpuprof profile without nsys's importer libraries: exit $?, $((SECONDS - start)) s"
+  grep -iE "note|timeline source|fallback" "$LOGS/walk_profile_nolibs.txt" | cut -c1-200 | head -6
 fi
