@@ -79,7 +79,7 @@ def test_without_reads_output_the_nan_poison_is_named_as_the_cause(tmp_path):
                     "--variants", "cublas", "--size", "256", "--json", "-")
     assert result.exit_code == 1, result.output
     check = rows_of(result)["sgemm_naive"]["check"]
-    assert check["status"] == "WRONG" and any("--reads-output" in r for r in check["reasons"]), check
+    assert check["status"] == "wrong" and any("--reads-output" in r for r in check["reasons"]), check
 
 
 def test_a_rung_that_skips_a_column_is_wrong_with_the_count_of_unwritten_outputs(tmp_path):
