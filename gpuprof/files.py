@@ -34,8 +34,10 @@ MAX_BYTES = 1 << 30
 # The marks gpuprof leaves in what it writes, so that it knows its own files again (and no one else's):
 # a JSON document's "schema": "gpuprof.<command>", this last line of a Markdown file (at the end, where
 # a step summary hides it), and a PNG's
-# "Software" text chunk (SVG: its "Creator") starting with PLOT_SOFTWARE.
+# "Software" text chunk (SVG: its "Creator") starting with PLOT_SOFTWARE, and an HTML page's
+# generator meta tag (HTML_MARK, in its head).
 JSON_SCHEMA_PREFIX = "gpuprof."
+HTML_MARK = '<meta name="generator" content="gpuprof">'
 MARKDOWN_MARK = "\n<!-- written by gpuprof: gpuprof replaces this file when asked to write it again -->\n"
 PLOT_SOFTWARE = "gpuprof"
 # github-action-benchmark's list format holds no marker of its own: an entry is ours when it has
@@ -217,6 +219,8 @@ def is_own(path: Path) -> bool:
         return _png_software(path).startswith(PLOT_SOFTWARE)
     if _tail(path).endswith(MARKDOWN_MARK.encode()):
         return True
+    if head.lstrip()[:15].lower() == b"<!doctype html>":
+        return HTML_MARK.encode() in head
     if head.lstrip().startswith(b"<?xml") or head.lstrip().startswith(b"<svg"):
         return f"<dc:title>{PLOT_SOFTWARE}".encode() in head and b"<dc:creator>" in head
     if head.lstrip()[:1] in (b"{", b"["):

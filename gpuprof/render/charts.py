@@ -282,7 +282,9 @@ def svg_text(fig: Any) -> str:
 
 def save_png(fig: Any, path: Path) -> Path:
     plt = _pyplot()
-    fig.savefig(path, format="png")
+    from gpuprof.files import PLOT_SOFTWARE
+
+    fig.savefig(path, format="png", metadata={"Software": PLOT_SOFTWARE})  # gpuprof's mark (files.is_own)
     plt.close(fig)
     return path
 

@@ -18,6 +18,7 @@ from gpuprof.analysis.compare import gate as gate_failures
 from gpuprof.analysis.speedup_summary import Speedups
 from gpuprof.analysis.tables import Table
 from gpuprof.commands.report import StoryReport
+from gpuprof.files import HTML_MARK
 from gpuprof.render import charts, units
 from gpuprof.render.tables import footer
 from gpuprof.results import OK, Row, size_label
@@ -60,7 +61,7 @@ def page(story: StoryReport) -> str:
     """The whole page as one string."""
     results = story.report.results
     env = results.environment
-    parts = ["<!DOCTYPE html>\n<!-- gpuprof report -->\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
+    parts = [f"<!DOCTYPE html>\n<!-- gpuprof report -->\n<html lang=\"en\"><head><meta charset=\"utf-8\">{HTML_MARK}",
              f"<title>gpuprof report: {_e(story.path.name)}</title><style>{CSS}</style></head><body><main>",
              f"<h1>gpuprof report — {_e(story.path.name)}</h1>",
              (f"<div class=\"meta\">{_e(results.command or '')}<br>"

@@ -136,3 +136,12 @@ def test_a_link_to_a_regular_file_keeps_its_link(tmp_path):
     link.symlink_to(target)
     files.atomic_write_text(link, '{"schema": "gpuprof.list", "x": 1}')
     assert link.is_symlink() and json.loads(target.read_text())["x"] == 1
+
+
+def test_a_report_page_is_known_by_its_generator_tag_and_a_foreign_page_is_not(tmp_path):
+    from gpuprof.files import HTML_MARK, is_own
+
+    ours, theirs = tmp_path / "ours.html", tmp_path / "theirs.html"
+    ours.write_text(f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">{HTML_MARK}<title>x</title></head></html>")
+    theirs.write_text("<!DOCTYPE html>\n<html><head><title>my notes about gpuprof</title></head></html>")
+    assert is_own(ours) and not is_own(theirs)
