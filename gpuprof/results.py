@@ -627,7 +627,7 @@ def _lean_row(line: str, shared: dict[Any, Any], hook: Any) -> Any:
         row = _row_from_dict(raw, shared)
     except (KeyError, TypeError, ValueError):
         return raw  # from_dict refuses it with its row number
-    row.defines, row.ncu, row.sanitizer = {}, None, None
+    row.defines = {}  # ncu and sanitizer stay: the counter gate reads them (analysis/counter_gate.py)
     if "derived" in taken:  # only its rate kind: what resource_class reads
         kind = json.loads("{" + taken["derived"] + "}").get("rate_kind")
         row.derived = Derived(kind if isinstance(kind, str) else "bytes")

@@ -19,6 +19,7 @@ from scipy import stats as sps
 from gpuprof.analysis.ceilings import Ceilings, from_environment
 from gpuprof.analysis.comparability import environment_warnings, gpu_model_check, mismatch_check, rows_by_id
 from gpuprof.analysis.compare_presets import DEFAULT_FAIL_ON, ComparePolicy, FailOn
+from gpuprof.analysis.counter_gate import CounterChange, NewFinding, counter_changes, new_findings
 from gpuprof.analysis.order_stats import median_ratio_interval, sorted_median
 from gpuprof.analysis.resource_class import resource_class
 from gpuprof.analysis.run_shift import History, LogChange, RunShift, estimate_shift, is_control, run_history
@@ -91,6 +92,8 @@ class CompareReport:
     fail_on: frozenset[FailOn] = DEFAULT_FAIL_ON
     new_medians: dict[str, float] = field(default_factory=dict)  # for trends and exports
     run_shift_limit: float | None = None  # --fail-on run-shift=PCT, as a fraction
+    counters: list[CounterChange] = field(default_factory=list)  # counters of `--with ncu` that grew
+    findings: list[NewFinding] = field(default_factory=list)  # sanitizer findings new in NEW: always fail
 
     def counts(self) -> dict[Status, int]:
         return {s: sum(v.status is s for v in self.verdicts) for s in Status}
@@ -162,6 +165,9 @@ def gate(report: CompareReport) -> list[str]:
                      and not (all_untimed and v.reason is Reason.UNTIMED_IN_NEW)]
     if FailOn.RUN_SHIFT in report.fail_on and report.run_shift_limit is not None:
         lines += report.shift.over_limit(report.run_shift_limit)
+    lines += [f.line() for f in report.findings]
+    if FailOn.COUNTERS in report.fail_on:
+        lines += [c.line() for c in report.counters]
     if FailOn.MISSING in report.fail_on:
         lines += [f"{rid} removed: in {report.base_label}, not in {report.new_label}" for rid in report.removed_only]
         lines += [f"{b} resized to {n}: not compared" for b, n in report.resized]
@@ -259,6 +265,8 @@ def compare_results(
         base_label=base_label, new_label=new_label, resized=_resized(removed, added, base_rows, new_rows),
         shift=shift, history=past, fail_on=fail_on,
         new_medians={rid: sorted_median(s) for rid, s in new_sorted.items() if s.size}, run_shift_limit=run_shift_limit,
+        counters=counter_changes(zip(common, *zip(*pairs))) if pairs else [],
+        findings=new_findings(zip(common, *zip(*pairs))) if pairs else [],
     )
 
 

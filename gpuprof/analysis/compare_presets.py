@@ -63,6 +63,7 @@ class FailOn(StrEnum):
     MISSING = "missing"  # removed or resized rows, and rows SKIPPED in NEW for environment reasons
     CONTROL = "control"  # a control row that moved alone (a finding about the control, not the run)
     RUN_SHIFT = "run-shift"  # run-shift=PCT: the whole run (or a resource class) more than PCT % slower
+    COUNTERS = "counters"  # a deterministic counter of `--with ncu` grew past its limit (analysis/counter_gate.py)
 
 
 DEFAULT_FAIL_ON: frozenset[FailOn] = frozenset({FailOn.UNTIMED, FailOn.TOO_FEW})

@@ -115,6 +115,8 @@ def compare_json_parts(report: CompareReport) -> Iterator[str]:
             "row_sigma": report.history.row_sigma},
         "summary": verdict_lines(report),
         "warnings": report.warnings,
+        "counters": [{**asdict(c), "growth": c.growth, "line": c.line()} for c in report.counters],
+        "new_findings": [{**asdict(f), "line": f.line()} for f in report.findings],
     }
     yield from json_lines(data, "verdicts", ensure_ascii=False)
 
@@ -165,6 +167,15 @@ def verdict_lines(report: CompareReport) -> list[str]:
         if items:
             effect = "fail the gate" if fails else "pass" + (f"; {hint}" if hint else "")
             lines.append(f"{len(items)} {what}: {effect}")
+    if report.findings:
+        lines.append(f"{len(report.findings)} rows with sanitizer findings new in {report.new_label}: fail the gate")
+        lines += [f"  {f.line()}" for f in report.findings[:5]]
+    if report.counters:
+        effect = "fail the gate" if FailOn.COUNTERS in fail_on else "pass; --fail-on counters makes them fail"
+        lines.append(f"{len(report.counters)} counters of `--with ncu` grew past their limit: {effect}")
+        lines += [f"  {c.line()}" for c in report.counters[:5]]
+        if len(report.counters) > 5:
+            lines.append(f"  … and {len(report.counters) - 5} more (--json lists them)")
     coarse = report.coarse()
     if coarse:
         worst = max(v.resolution or 0.0 for v in coarse)
