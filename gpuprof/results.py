@@ -343,6 +343,11 @@ def _shared_text(text: str, shared: dict[Any, Any]) -> str:
     return shared.setdefault(text, text)
 
 
+# The keys a file's check and timing objects may have, once (an 18k-row load asked for them per key).
+_CHECK_KEYS = frozenset(f.name for f in fields(CheckResult))
+_TIMING_KEYS = frozenset(f.name for f in fields(Timing))
+
+
 def _row_from_dict(r: dict[str, Any], shared: dict[Any, Any] | None = None) -> Row:
     """One row, with every field's type checked: a foreign or hand-edited file fails here, not later.
     shared: equal strings and checked sizes of earlier rows, to reuse (_shared)."""
@@ -352,7 +357,7 @@ def _row_from_dict(r: dict[str, Any], shared: dict[Any, Any] | None = None) -> R
     where = str(r.get("id") or f"{r.get('family')}/{r.get('variant')}")
     if not isinstance(r["check"], dict) or "status" not in r["check"]:
         raise TypeError(f"{where}: check must be an object like {{\"status\": \"ok\"}}, not {_shown(r['check'])}")
-    unknown_check = [key for key in r["check"] if key not in {f.name for f in fields(CheckResult)}]
+    unknown_check = [key for key in r["check"] if key not in _CHECK_KEYS]
     if unknown_check:
         raise ValueError(f"{where}: check has unknown key {unknown_check[0]!r}")
     check = CheckResult(**r["check"])
@@ -382,7 +387,7 @@ def _row_from_dict(r: dict[str, Any], shared: dict[Any, Any] | None = None) -> R
                 raise ValueError(f"{where}: timing.{key} is missing")
         if t["mode"] not in TIMING_MODES:
             raise ValueError(f"{where}: timing.mode {_shown(t['mode'])} is none of {', '.join(TIMING_MODES)}")
-        known = {f.name for f in fields(Timing)}
+        known = _TIMING_KEYS
         strange = [key for key in t if key not in known]
         if strange:
             raise ValueError(f"{where}: timing has unknown key {strange[0]!r}")
