@@ -236,12 +236,12 @@ def test_ladder_needs_a_family(where, tmp_path):
     assert result.exit_code == 2 and "--ladder does not apply" in result.output and "with a FAMILY" in result.output
 
 
-def test_ladder_orders_hand_written_variants_first_then_vendor(monkeypatch, tmp_path):
+@pytest.fixture
+def profiled_variants(monkeypatch) -> dict:
+    """The variants `ncu FAMILY` hands to profile_family (stood in for: no ncu here), under "variants"."""
     from gpuprof.commands import ncu as core
-    from gpuprof.commands.target import Target
-    from gpuprof.variants import catalog
 
-    seen = {}
+    seen: dict = {}
 
     def fake_profile(family, variants, *args, **kwargs):
         seen["variants"] = variants
@@ -249,23 +249,23 @@ def test_ladder_orders_hand_written_variants_first_then_vendor(monkeypatch, tmp_
 
     monkeypatch.setattr(core, "profile_family", fake_profile)
     monkeypatch.setattr(core.ncu_tool, "find_ncu", lambda explicit=None: "/opt/fake/ncu")
+    return seen
+
+
+def test_ladder_orders_hand_written_variants_first_then_vendor(profiled_variants, tmp_path):
+    from gpuprof.commands import ncu as core
+    from gpuprof.commands.target import Target
+    from gpuprof.variants import catalog
+
+    seen = profiled_variants
     core.execute(core.NcuRequest(Target(families=("matmul",)), out_dir=tmp_path, ladder=True))
     names = [v.name for v in catalog.load_family("matmul").variants]
     vendor = ["cublas", "cublas_tf32"]
     assert seen["variants"] == [n for n in names if n not in vendor] + vendor
 
 
-def test_a_variant_that_launches_no_kernel_is_not_profiled_and_not_a_failure(monkeypatch, tmp_path):
-    from gpuprof.commands import ncu as core
-
-    seen = {}
-
-    def fake_profile(family, variants, *args, **kwargs):
-        seen["variants"] = variants
-        return core.NcuRun(family, "none", [core.NcuResult(v, None) for v in variants], "")
-
-    monkeypatch.setattr(core, "profile_family", fake_profile)
-    monkeypatch.setattr(core.ncu_tool, "find_ncu", lambda explicit=None: "/opt/fake/ncu")
+def test_a_variant_that_launches_no_kernel_is_not_profiled_and_not_a_failure(profiled_variants, tmp_path):
+    seen = profiled_variants
     result = CliRunner().invoke(app, ["ncu", "transpose", "-v", "naive,copy", "--out", str(tmp_path)],
                                 env={"COLUMNS": "100"})
     assert result.exit_code == 0, result.output
