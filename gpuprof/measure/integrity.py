@@ -148,16 +148,18 @@ def _cupti_activities(launch: Launch, harness: Any) -> list[tuple[str, int, floa
     try:
         from torch.profiler import ProfilerActivity, profile
 
+        from gpuprof.measure.timing import quiet_torch_profiler
+
         # CUPTI's first enabling in a process waits for the device: behind the held stream it made
         # the host sit out the whole hold (seen on the H100), so it is enabled once beforehand.
         global _profiler_started
         if not _profiler_started:
-            with profile(activities=[ProfilerActivity.CUDA]):
+            with quiet_torch_profiler(), profile(activities=[ProfilerActivity.CUDA]):
                 harness.probe_clock()
                 cupy().cuda.Device().synchronize()
             _profiler_started = True
         for _attempt in range(2):  # a hold that gave way once (the host was held up) is tried again
-            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            with quiet_torch_profiler(), profile(activities=[ProfilerActivity.CUDA]) as prof:
                 harness.hold()  # nothing ordered by the timed stream can start before release
                 harness.probe_clock()
                 launch(harness.stream)

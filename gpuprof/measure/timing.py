@@ -22,9 +22,11 @@ Two ways to take a sample:
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -372,12 +374,21 @@ def take_host_synchronous(n: int, launch: Launch, harness: Any, cold: bool) -> l
     return samples
 
 
+@contextlib.contextmanager
+def quiet_torch_profiler() -> Iterator[None]:
+    """PyTorch's profiler warns that it "clears events at the end of each cycle" on every first use:
+    advice for its schedule API, which gpuprof does not use, printed above every run's table."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r".*Profiler clears events at the end of each cycle")
+        yield
+
+
 def _take_cupti(n: int, launch: Launch, harness: Harness) -> list[float]:
     """n cold samples timed by CUPTI's kernel records (what ncu and nsys read), not by events."""
     from gpuprof.families._torch import torch
 
     t = torch()
-    with t.profiler.profile(activities=[t.profiler.ProfilerActivity.CUDA]) as prof:
+    with quiet_torch_profiler(), t.profiler.profile(activities=[t.profiler.ProfilerActivity.CUDA]) as prof:
         harness.hold()
         harness.probe_clock()
         for _ in range(n):

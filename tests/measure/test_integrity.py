@@ -772,3 +772,18 @@ def test_off_stream_warms_the_launch_before_any_trial(monkeypatch):
     harness = types.SimpleNamespace(stream=FakeStream())
     assert integrity.off_stream(lambda stream: calls.append("launch"), harness, cupti=False) is None
     assert calls == ["launch", "sync", "trial", "trial", "trial"]
+
+
+def test_the_torch_profilers_schedule_advice_is_silenced_and_other_warnings_are_not():
+    import warnings
+
+    from gpuprof.measure.timing import quiet_torch_profiler
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with quiet_torch_profiler():
+            # torch 2.11's words, from profiler.py's _warn_once, seen above every run table on the H100
+            warnings.warn("Warning: Profiler clears events at the end of each cycle.Only events from the current "
+                          "cycle will be reported.", UserWarning, stacklevel=1)
+            warnings.warn("something else", UserWarning, stacklevel=1)
+    assert [str(w.message) for w in seen] == ["something else"]
