@@ -34,12 +34,33 @@ _DROP_SAME_SIZE, _DROP_SPREAD, _DROP_VS_BASELINE, _DROP_SAMPLES, _DROP_SIZE, _DR
 
 
 def print_run_tables(console: Console, report: Report, wide: bool) -> None:
-    """Every table of the report, each as wide as the console (wide: every column)."""
+    """Every table of the report, each as wide as the console (wide: every column). With several
+    tables (a suite, a results file), the footer lines every table shares (how it was timed and
+    checked, the ceilings) are printed once, after the last table, and the failed rows are listed
+    last; each table keeps only the lines that are its own."""
+    width = None if wide else console.width
+    shared = shared_footer(report) if len(report.tables) > 1 else []
     for table in report.tables:
-        print_table(console, run_table(table, report.ceilings, width=None if wide else console.width), wide)
+        print_table(console, run_table(table, report.ceilings, width, omit=frozenset(shared)), wide)
+    if shared:
+        console.print(Text("\n".join(["every table above —", *shared]), style="dim"))
+        failed = [row for table in report.tables for row in table.rows if row.failed]
+        if failed:
+            console.print(Text(f"{len(failed)} row(s) failed:", style="red"))
+            for row in failed:
+                reason = row.check.reasons[0] if row.check.reasons else ""
+                console.print(Text(f"{row.id} {row.check.status.upper()}" + (f": {reason}" if reason else "")))
 
 
-def run_table(table: RunTable, ceilings: Ceilings | None, width: int | None = None) -> Table:
+def shared_footer(report: Report) -> list[str]:
+    """The footer lines that every table of the report has, in the first table's order."""
+    footers = [footer(table, report.ceilings) for table in report.tables]
+    common = set(footers[0]).intersection(*map(set, footers[1:]))
+    return [line for line in footers[0] if line in common]
+
+
+def run_table(table: RunTable, ceilings: Ceilings | None, width: int | None = None,
+              omit: frozenset[str] = frozenset()) -> Table:
     """The run table, from the figures stored on its rows; `width` (the console's): optional columns
     are left out until it fits, the caption names them. None: every column (--wide)."""
     family, baseline, vendor = table.family, table.baseline, table.vendor
@@ -83,7 +104,7 @@ def run_table(table: RunTable, ceilings: Ceilings | None, width: int | None = No
             cells.append(_percent_cell(d.pct_of_measured, flags.get(MEASURED_OVER) if over else None))
         cells += [units.ratio(d.vs_baseline), units.ratio(d.vs_vendor)]
         rows.append(cells)
-    caption = "\n".join(footer(table, ceilings))
+    caption = "\n".join(line for line in footer(table, ceilings) if line not in omit)
     return fitted_table(columns, rows, width, title=title, caption=caption)
 
 
