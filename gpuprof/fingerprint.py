@@ -40,12 +40,48 @@ def environment() -> dict[str, Any]:
         "toolkit_version": nvcc_version(),
         "cupy_version": cp.__version__,
         "torch_version": _torch_version(),
+        "libraries": library_versions(cp),
         "clock_policy": CLOCK_POLICY,
         "gpuprof_version": gpuprof.__version__,
         "git_commit": git_commit(),
         "python": platform.python_version(),
     }
     return env
+
+
+def library_versions(cp: Any) -> dict[str, str]:
+    """The vendor libraries' versions the vendor rows name in their footnote: CUB as the toolkit's
+    nvcc builds it (the `cub` rows), cuFFT as CuPy loads it; only those found."""
+    found: dict[str, str] = {}
+    cub = cub_version()
+    if cub:
+        found["cub"] = cub
+    try:
+        found["cufft"] = str(cp.cuda.cufft.getVersion())
+    except Exception:  # noqa: BLE001, S110 - a CuPy without cuFFT: the footnote says less
+        pass
+    return found
+
+
+@cache
+def cub_version() -> str | None:
+    """CUB_VERSION (MMMmmmpp) as the toolkit's nvcc sees it, as 'M.m.p'; None without nvcc. Asked of
+    nvcc's own preprocessor, so its include path (a wrapper script, a versioned folder) is its own."""
+    import tempfile
+
+    try:
+        nvcc = _proc.find_tool("nvcc")
+        with tempfile.TemporaryDirectory(prefix="gpuprof-cub-") as tmp:
+            probe = Path(tmp) / "version.cu"
+            probe.write_text("#include <cub/version.cuh>\ngpuprof_cub_version CUB_VERSION\n")
+            done = _proc.run([nvcc, "-E", "-x", "cu", str(probe)], timeout_s=60)
+    except EnvironmentProblem:
+        return None
+    m = re.search(r"gpuprof_cub_version\s+(?:#[^\n]*\n\s*)*(\d+)", done.stdout)
+    if not m:
+        return None
+    number = int(m.group(1))
+    return f"{number // 100000}.{number // 100 % 1000}.{number % 100}"
 
 
 def nvml_driver_version() -> str | None:

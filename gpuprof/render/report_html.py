@@ -231,7 +231,7 @@ def _rows_table(story: StoryReport, table: Table) -> str:
         if with_sanitizer:
             cells.append((sanitizer_verdict(r.sanitizer), "wrap", True))
         body.append(cells)
-    notes = [line for line in footer(table, story.report.ceilings)
+    notes = [line for line in footer(table, story.report.ceilings, story.report.results.environment)
              if any(line.startswith(f"{r.variant}:") for r in table.rows) or line.startswith("*")]
     note_html = "<ul class=\"notes\">" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>" if notes else ""
     return _table(head, body) + note_html
@@ -279,7 +279,7 @@ def sanitizer_verdict(sanitizer: dict[str, Any] | None) -> str:
 def _how_measured(story: StoryReport) -> str:
     lines: dict[str, None] = {}
     for table in story.report.tables:
-        for line in footer(table, story.report.ceilings):
+        for line in footer(table, story.report.ceilings, story.report.results.environment):
             if not any(line.startswith(f"{r.variant}:") for r in table.rows) and not line.startswith("*"):
                 lines.setdefault(line, None)
     items = "".join(f"<li>{_e(line)}</li>" for line in lines)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -16,6 +18,7 @@ from gpuprof.errors import GpuprofError
 from gpuprof.measure.timing import MODES
 from gpuprof.render import units
 from gpuprof.render.fit import Column, fitted_table, print_table
+from gpuprof.render.vendor_notes import vendor_line
 from gpuprof.results import FAULT, IMPOSSIBLE, OK, SKIPPED, TIMEOUT, WRONG, Derived, Row, Timing, size_label
 
 _STATUS_STYLE = {OK: "green", WRONG: "bold red", FAULT: "bold red", TIMEOUT: "bold red", SKIPPED: "dim",
@@ -40,8 +43,10 @@ def print_run_tables(console: Console, report: Report, wide: bool) -> None:
     last; each table keeps only the lines that are its own."""
     width = None if wide else console.width
     shared = shared_footer(report) if len(report.tables) > 1 else []
+    environment = report.results.environment
     for table in report.tables:
-        print_table(console, run_table(table, report.ceilings, width, omit=frozenset(shared)), wide)
+        print_table(console, run_table(table, report.ceilings, width, omit=frozenset(shared),
+                                       environment=environment), wide)
     if shared:
         console.print(Text("\n".join(["every table above —", *shared]), style="dim"))
         failed = [row for table in report.tables for row in table.rows if row.failed]
@@ -54,13 +59,13 @@ def print_run_tables(console: Console, report: Report, wide: bool) -> None:
 
 def shared_footer(report: Report) -> list[str]:
     """The footer lines that every table of the report has, in the first table's order."""
-    footers = [footer(table, report.ceilings) for table in report.tables]
+    footers = [footer(table, report.ceilings, report.results.environment) for table in report.tables]
     common = set(footers[0]).intersection(*map(set, footers[1:]))
     return [line for line in footers[0] if line in common]
 
 
 def run_table(table: RunTable, ceilings: Ceilings | None, width: int | None = None,
-              omit: frozenset[str] = frozenset()) -> Table:
+              omit: frozenset[str] = frozenset(), environment: Mapping[str, Any] | None = None) -> Table:
     """The run table, from the figures stored on its rows; `width` (the console's): optional columns
     are left out until it fits, the caption names them. None: every column (--wide)."""
     family, baseline, vendor = table.family, table.baseline, table.vendor
@@ -104,7 +109,7 @@ def run_table(table: RunTable, ceilings: Ceilings | None, width: int | None = No
             cells.append(_percent_cell(d.pct_of_measured, flags.get(MEASURED_OVER) if over else None))
         cells += [units.ratio(d.vs_baseline), units.ratio(d.vs_vendor)]
         rows.append(cells)
-    caption = "\n".join(line for line in footer(table, ceilings) if line not in omit)
+    caption = "\n".join(line for line in footer(table, ceilings, environment) if line not in omit)
     return fitted_table(columns, rows, width, title=title, caption=caption)
 
 
@@ -159,7 +164,7 @@ def formula(family_name: str, rate_kind: str) -> str:
         return _GENERIC_FORMULA[rate_kind]
 
 
-def footer(table: RunTable, ceilings: Ceilings | None) -> list[str]:
+def footer(table: RunTable, ceilings: Ceilings | None, environment: Mapping[str, Any] | None = None) -> list[str]:
     kind, name, mode, baseline, vendor = table.rate_kind, table.family.name, table.mode, table.baseline, table.vendor
     lines = [
         f"timing: {mode} — {MODES.get(mode, mode)}; median of the samples; spread = 1.4826·MAD/median.",
@@ -176,6 +181,10 @@ def footer(table: RunTable, ceilings: Ceilings | None) -> list[str]:
         lines.append(f"{', '.join(short)}: under 20 µs, CUDA events add about 1-2 µs of launch latency; "
                      "--timing cupti times the kernels themselves.")
     lines += _ceiling_lines(_figures(table), kind, ceilings)
+    calls = {v.name: v.call for v in table.family.variants if v.vendor and v.call}
+    vendor = vendor_line([(r.variant, calls[r.variant]) for r in table.rows if r.variant in calls], environment or {})
+    if vendor:
+        lines.append(vendor)
     for r in table.rows:
         for note in r.check.notes:
             lines.append(f"{r.variant}: {note}")
