@@ -36,6 +36,7 @@ from gpuprof.analysis import derive
 from gpuprof.errors import UsageError
 from gpuprof.gpu import cupy, device_info
 from gpuprof.measure import device_ceilings, integrity, timing
+from gpuprof.measure.check import settle
 from gpuprof.results import IMPOSSIBLE, OK, WRONG, CheckResult, Row, Timing
 
 
@@ -143,7 +144,7 @@ class _Checks:
     def after_timing(self) -> str | None:
         if self.verify is None:
             return None
-        self._settle()
+        settle(self.harness.stream)
         wrong = self._verified("after the last timed launch")
         if wrong is None and self.refresh is not None:
             self._refresh()
@@ -152,7 +153,7 @@ class _Checks:
 
     def _launch_and_verify(self, when: str) -> str | None:
         self.launch(self.harness.stream)
-        self._settle()
+        settle(self.harness.stream)
         return self._verified(when)
 
     def _verified(self, when: str) -> str | None:
@@ -168,10 +169,6 @@ class _Checks:
         assert self.refresh is not None
         self.refresh()
         cupy().cuda.Device().synchronize()  # new values written on whichever stream was current
-
-    def _settle(self) -> None:
-        self.harness.stream.synchronize()
-        cupy().cuda.Device().synchronize()
 
 
 def below_floor(result: Timing, flop: float | None, bytes: float | None, precision: str) -> str | None:

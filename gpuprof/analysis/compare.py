@@ -260,13 +260,13 @@ def compare_results(
         warnings.append(f"{shift.clock_text()}: without control rows a SLOWER row may be the clock, not the code")
     removed = [rid for rid in base_rows if rid not in new_rows]
     added = [rid for rid in new_rows if rid not in base_rows]
+    judged_pairs = [(rid, b, n) for rid, (b, n) in zip(common, pairs)]  # the counter gate's
     return CompareReport(
         policy=policy, verdicts=verdicts, added=added, removed=removed, warnings=warnings,
         base_label=base_label, new_label=new_label, resized=_resized(removed, added, base_rows, new_rows),
         shift=shift, history=past, fail_on=fail_on,
         new_medians={rid: sorted_median(s) for rid, s in new_sorted.items() if s.size}, run_shift_limit=run_shift_limit,
-        counters=counter_changes(zip(common, *zip(*pairs))) if pairs else [],
-        findings=new_findings(zip(common, *zip(*pairs))) if pairs else [],
+        counters=counter_changes(judged_pairs), findings=new_findings(judged_pairs),
     )
 
 

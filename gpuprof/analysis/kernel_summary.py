@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from gpuprof.parsers.ncu_metrics import NcuAdvice, NcuKernelRow
@@ -55,10 +55,10 @@ def _summary(members: list[NcuKernelRow], grand_total: float) -> KernelSummary:
         mean_ns=total / len(members),
         share_pct=100.0 * total / grand_total if grand_total > 0 else 0.0,
         registers=longest.registers_per_thread,
-        achieved_occupancy_pct=_weighted(members, lambda r: r.achieved_occupancy_pct),
-        theoretical_occupancy_pct=_weighted(members, lambda r: r.theoretical_occupancy_pct),
-        sm_pct=_weighted(members, lambda r: r.sm_throughput_pct),
-        memory_pct=_weighted(members, lambda r: r.memory_throughput_pct),
+        achieved_occupancy_pct=duration_weighted(members, lambda r: r.achieved_occupancy_pct),
+        theoretical_occupancy_pct=duration_weighted(members, lambda r: r.theoretical_occupancy_pct),
+        sm_pct=duration_weighted(members, lambda r: r.sm_throughput_pct),
+        memory_pct=duration_weighted(members, lambda r: r.memory_throughput_pct),
         limiter=longest.occupancy_limiter,
         nvtx_range=", ".join(ranges) or None,
         advice=_unique_advice(longest.advice),
@@ -66,8 +66,10 @@ def _summary(members: list[NcuKernelRow], grand_total: float) -> KernelSummary:
     )
 
 
-def _weighted(members: list[NcuKernelRow], value) -> float | None:
-    pairs = [(value(r), r.duration_ns or 0.0) for r in members if value(r) is not None]
+def duration_weighted(members: list[NcuKernelRow], value: Callable[[NcuKernelRow], float | None]) -> float | None:
+    """value's mean over the launches, each weighted by its duration (a long launch counts for what
+    it costs); the plain mean where no launch has a duration; None where none has the value."""
+    pairs = [(v, r.duration_ns or 0.0) for r in members if (v := value(r)) is not None]
     if not pairs:
         return None
     weight = math.fsum(w for _, w in pairs)

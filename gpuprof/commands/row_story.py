@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from gpuprof.analysis.kernel_summary import duration_weighted
 from gpuprof.errors import EnvironmentProblem, UsageError
 from gpuprof.parsers.ncu_metrics import NcuKernelRow
 from gpuprof.parsers.ncu_source import WARP_STATE
@@ -108,9 +109,7 @@ def ncu_summary(launches: list[NcuKernelRow]) -> dict[str, Any]:
         return math.fsum(known) if known else None
 
     def weighted(field: str) -> float | None:
-        pairs = [(getattr(r, field), r.duration_ns or 0.0) for r in launches if getattr(r, field) is not None]
-        weight = math.fsum(w for _, w in pairs)
-        return math.fsum(v * w for v, w in pairs) / weight if pairs and weight > 0 else None
+        return duration_weighted(launches, lambda r: getattr(r, field))
 
     stall, share = top_stall(launches)
     return {

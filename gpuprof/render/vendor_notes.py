@@ -6,27 +6,28 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+# (call prefix, the library in words): longer prefixes first; {cub}, {cufft}, {torch}, {cupy} and
+# {runtime} are the versions the run recorded, '?' where it did not.
+_LIBRARIES = (
+    ("cub.", "CUB {cub} (the CUDA toolkit's headers, built by nvcc)"),
+    ("cupy.", "CuPy {cupy}'s binding"),
+    ("cufft.", "cuFFT {cufft} through CuPy {cupy}"),
+    ("cudnn.", "cuDNN through PyTorch {torch}"),
+    ("torch.matmul", "cuBLAS through PyTorch {torch}"),
+    ("torch.", "PyTorch {torch}"),
+    ("cuda", "the CUDA runtime {runtime}"),
+)
+
 
 def library(call: str, environment: Mapping[str, Any]) -> str:
     """The library behind a manifest call, with the version the run recorded ('?' where it did not)."""
     libraries = environment.get("libraries") or {}
-    torch = environment.get("torch_version") or "?"
-    cupy = environment.get("cupy_version") or "?"
-    if call.startswith("cub."):
-        return f"CUB {libraries.get('cub', '?')} (the CUDA toolkit's headers, built by nvcc)"
-    if call.startswith("cupy."):
-        return f"CuPy {cupy}'s binding"
-    if call.startswith("cufft."):
-        return f"cuFFT {libraries.get('cufft', '?')} through CuPy {cupy}"
-    if call.startswith("cudnn."):
-        return f"cuDNN through PyTorch {torch}"
-    if call.startswith("torch.matmul"):
-        return f"cuBLAS through PyTorch {torch}"
-    if call.startswith("torch."):
-        return f"PyTorch {torch}"
-    if call.startswith("cuda"):
-        return f"the CUDA runtime {environment.get('cuda_runtime') or '?'}"
-    return call.split(".", 1)[0]
+    versions = {"cub": libraries.get("cub"), "cufft": libraries.get("cufft"), "torch": environment.get("torch_version"),
+                "cupy": environment.get("cupy_version"), "runtime": environment.get("cuda_runtime")}
+    words = next((text for prefix, text in _LIBRARIES if call.startswith(prefix)), None)
+    if words is None:
+        return call.split(".", 1)[0]
+    return words.format(**{name: value or "?" for name, value in versions.items()})
 
 
 def vendor_line(rows: list[tuple[str, str]], environment: Mapping[str, Any]) -> str | None:

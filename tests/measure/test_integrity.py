@@ -583,6 +583,7 @@ def test_api_benchmark_verifies_before_and_after_timing_on_new_values(monkeypatc
     timed = Timing(mode="cold", samples_s=samples, stop_reason="converged", summary=summarize(samples))
     device = types.SimpleNamespace(synchronize=lambda: None)
     monkeypatch.setattr(api, "cupy", lambda: types.SimpleNamespace(cuda=types.SimpleNamespace(Device=lambda: device)))
+    monkeypatch.setattr(check, "cupy", lambda: types.SimpleNamespace(cuda=types.SimpleNamespace(Device=lambda: device)))
     monkeypatch.setattr(api.timing, "shared_harness", lambda: types.SimpleNamespace(stream=FakeStream()))
     monkeypatch.setattr(api, "on_stream", lambda fn: lambda stream: fn())
     monkeypatch.setattr(api.timing, "measure", lambda launch, harness, policy: [launch(0) for _ in range(3)] and timed)
