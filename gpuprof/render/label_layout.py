@@ -21,6 +21,8 @@ def annotate_points(ax: Any, points: list[tuple[float, float, str]], fontsize: f
     """One label per (x, y, text) in data coordinates, placed so none overlap; returns the texts."""
     texts = [ax.annotate(text, (x, y), textcoords="offset points", xytext=(7, 3), fontsize=fontsize,
                          color=(colours[i] if colours else "black"), zorder=4,
+                         # a roof or grid line under a label must not cross out its letters
+                         bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.85},
                          arrowprops={"arrowstyle": "-", "lw": 0.5, "color": "0.5", "shrinkA": 0, "shrinkB": 3})
              for i, (x, y, text) in enumerate(points)]
     if texts:
