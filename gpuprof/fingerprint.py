@@ -51,11 +51,17 @@ def environment() -> dict[str, Any]:
 
 def library_versions(cp: Any) -> dict[str, str]:
     """The vendor libraries' versions the vendor rows name in their footnote: CUB as the toolkit's
-    nvcc builds it (the `cub` rows), cuFFT as CuPy loads it; only those found."""
+    nvcc builds it (the `cub` rows), CUTLASS's headers (the `cutlass` row), cuFFT as CuPy loads it;
+    only those found."""
+    from gpuprof.tools.cutlass_headers import cutlass_version
+
     found: dict[str, str] = {}
     cub = cub_version()
     if cub:
         found["cub"] = cub
+    cutlass = cutlass_version()
+    if cutlass:
+        found["cutlass"] = cutlass
     try:
         found["cufft"] = str(cp.cuda.cufft.getVersion())
     except Exception:  # noqa: BLE001, S110 - a CuPy without cuFFT: the footnote says less

@@ -84,11 +84,17 @@ def epilogue(ref: Any, start: Any, scalars: dict[str, float]) -> Any:
     return out
 
 
-# vendor_launch calls (the manifest's `call`): torch.matmul with TF32 tensor cores off or on.
+# vendor_launch calls (the manifest's `call`): torch.matmul with TF32 tensor cores off or on, and
+# CUTLASS's SIMT SGEMM built by gpuprof (families/_cutlass.py).
 _TF32_CALLS = {"torch.matmul": False, "torch.matmul.tf32": True}
+CUTLASS_CALL = "cutlass.gemm.device.Gemm.simt"
 
 
 def vendor_launch(call: str, inputs: dict[str, Any], out: Any, size: dict[str, int]):
+    if call == CUTLASS_CALL:
+        from gpuprof.families._cutlass import cutlass_sgemm
+
+        return cutlass_sgemm(inputs["A"], inputs["B"], out, size["m"], size["n"], size["k"])
     if call not in _TF32_CALLS:
         raise KeyError(call)
     t = _torch.torch()

@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-# (call prefix, the library in words): longer prefixes first; {cub}, {cufft}, {torch}, {cupy} and
+# (call prefix, the library in words): longer prefixes first; {cub}, {cutlass}, {cufft}, {torch}, {cupy} and
 # {runtime} are the versions the run recorded, '?' where it did not.
 _LIBRARIES = (
     ("cub.", "CUB {cub} (the CUDA toolkit's headers, built by nvcc)"),
+    ("cutlass.", "CUTLASS {cutlass} (its headers, built by nvcc)"),
     ("cupy.", "CuPy {cupy}'s binding"),
     ("cufft.", "cuFFT {cufft} through CuPy {cupy}"),
     ("cudnn.", "cuDNN through PyTorch {torch}"),
@@ -22,8 +23,9 @@ _LIBRARIES = (
 def library(call: str, environment: Mapping[str, Any]) -> str:
     """The library behind a manifest call, with the version the run recorded ('?' where it did not)."""
     libraries = environment.get("libraries") or {}
-    versions = {"cub": libraries.get("cub"), "cufft": libraries.get("cufft"), "torch": environment.get("torch_version"),
-                "cupy": environment.get("cupy_version"), "runtime": environment.get("cuda_runtime")}
+    versions = {"cub": libraries.get("cub"), "cutlass": libraries.get("cutlass"), "cufft": libraries.get("cufft"),
+                "torch": environment.get("torch_version"), "cupy": environment.get("cupy_version"),
+                "runtime": environment.get("cuda_runtime")}
     words = next((text for prefix, text in _LIBRARIES if call.startswith(prefix)), None)
     if words is None:
         return call.split(".", 1)[0]

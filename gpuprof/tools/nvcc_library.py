@@ -11,20 +11,25 @@ from gpuprof.errors import EnvironmentProblem
 from gpuprof.paths import CACHE_DIR
 from gpuprof.tools import _proc
 
-BUILD_TIMEOUT_S = 300.0  # CUB's device-wide algorithms take tens of seconds to compile
+BUILD_TIMEOUT_S = 300.0  # CUB's device-wide algorithms and CUTLASS's GEMMs take tens of seconds to compile
 
 
-def shared_library(source: Path, arch: str, nvcc: str | None = None) -> Path:
-    """The .so built from `source` for `arch` (e.g. sm_90): built on first use, then reused."""
-    tool = _proc.find_tool("nvcc", nvcc, hint="the CUB vendor row is built with nvcc: install the CUDA toolkit")
+def shared_library(source: Path, arch: str, nvcc: str | None = None, include_dirs: tuple[Path, ...] = (),
+                   headers_version: str = "") -> Path:
+    """The .so built from `source` for `arch` (e.g. sm_90): built on first use, then reused.
+    include_dirs: header folders beyond the toolkit's (CUTLASS's), their version in headers_version,
+    both part of the cache key so new headers build a new library."""
+    tool = _proc.find_tool("nvcc", nvcc, hint="the vendor rows are built with nvcc: install the CUDA toolkit")
     version = _proc.run([tool, "--version"], timeout_s=60).stdout
-    key = hashlib.sha256(source.read_bytes() + arch.encode() + version.encode()).hexdigest()[:16]
+    headers = "\n".join([*map(str, include_dirs), headers_version])
+    key = hashlib.sha256(source.read_bytes() + arch.encode() + version.encode() + headers.encode()).hexdigest()[:16]
     target = CACHE_DIR / "libs" / f"{source.stem}-{arch}-{key}.so"
     if target.is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(f".{key}.partial")
-    argv = [tool, "-O3", f"-arch={arch}", "-shared", "-Xcompiler", "-fPIC", "-o", str(partial), str(source)]
+    argv = [tool, "-O3", f"-arch={arch}", "-shared", "-Xcompiler", "-fPIC",
+            *(f"-I{folder}" for folder in include_dirs), "-o", str(partial), str(source)]
     done = _proc.run(argv, timeout_s=BUILD_TIMEOUT_S)
     if done.returncode != 0 or not partial.is_file():
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]

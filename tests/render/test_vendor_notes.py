@@ -6,13 +6,14 @@ import pytest
 
 from gpuprof.render.vendor_notes import library, vendor_line
 
-ENV = {"libraries": {"cub": "3.0.1", "cufft": "12000"}, "torch_version": "2.11.0+cu130", "cupy_version": "14.0.1",
-       "cuda_runtime": "13.0"}
+ENV = {"libraries": {"cub": "3.0.1", "cutlass": "4.2.0", "cufft": "12000"}, "torch_version": "2.11.0+cu130",
+       "cupy_version": "14.0.1", "cuda_runtime": "13.0"}
 
 
 @pytest.mark.parametrize(("call", "words"), [
     ("cub.DeviceHistogram.HistogramEven", "CUB 3.0.1 (the CUDA toolkit's headers, built by nvcc)"),
     ("cupy.cuda.cub.device_histogram", "CuPy 14.0.1's binding"),
+    ("cutlass.gemm.device.Gemm.simt", "CUTLASS 4.2.0 (its headers, built by nvcc)"),
     ("cufft.Plan1d.C2C", "cuFFT 12000 through CuPy 14.0.1"),
     ("cudnn.convolution", "cuDNN through PyTorch 2.11.0+cu130"),
     ("torch.matmul.tf32", "cuBLAS through PyTorch 2.11.0+cu130"),

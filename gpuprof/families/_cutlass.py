@@ -1,0 +1,82 @@
+"""CUTLASS's SIMT SGEMM as the matmul family's CUTLASS row: kernels/matmul/vendor/cutlass_sgemm.cu,
+built by nvcc against CUTLASS's headers on first use and called through ctypes on gpuprof's timing
+stream. CUTLASS fixes the tile shape at compile time and leaves the choice to its profiler, so the
+row runs the fastest of the file's tile configurations at the problem's size, chosen before any
+timing from a few launches of each (as `cutlass_profiler --kernels=sgemm` ranks them)."""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import statistics
+from collections.abc import Callable
+from typing import Any
+
+from gpuprof.gpu import cupy
+
+_SOURCE = ("matmul", "cutlass_sgemm.cu")
+_TRIALS = 3  # timed launches per configuration when choosing, after one warm-up launch
+log = logging.getLogger(__name__)
+
+
+def _library() -> ctypes.CDLL:
+    from gpuprof.tools.cutlass_headers import cutlass_include, cutlass_version
+    from gpuprof.tools.nvcc_library import shared_library
+    from gpuprof.variants.catalog import kernels_root
+
+    device = cupy().cuda.Device()
+    family, source = _SOURCE
+    path = shared_library(kernels_root() / family / "vendor" / source, f"sm_{device.compute_capability}",
+                          include_dirs=(cutlass_include(),), headers_version=cutlass_version() or "")
+    library = ctypes.CDLL(str(path))
+    library.gpuprof_cutlass_sgemm.restype = ctypes.c_int
+    library.gpuprof_cutlass_sgemm.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
+                                              ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                              ctypes.c_void_p]
+    library.gpuprof_cutlass_sgemm_configs.restype = ctypes.c_int
+    library.gpuprof_cutlass_sgemm_name.restype = ctypes.c_char_p
+    library.gpuprof_cutlass_sgemm_name.argtypes = [ctypes.c_int]
+    return library
+
+
+def cutlass_sgemm(a: Any, b: Any, c: Any, m: int, n: int, k: int) -> Callable[[Any], None]:
+    """launch(stream) computing c = a·b with CUTLASS's fastest SIMT configuration at m×n×k; the
+    library is built and the configuration chosen now, before any timing."""
+    from gpuprof.errors import EnvironmentProblem
+
+    cp = cupy()
+    library = _library()
+    device = cp.cuda.Device().id
+
+    def call(config: int, stream_ptr: int) -> int:
+        return int(library.gpuprof_cutlass_sgemm(device, config, a.data.ptr, b.data.ptr, c.data.ptr,
+                                                 m, n, k, stream_ptr))
+
+    def seconds(config: int, stream: Any) -> float | None:
+        if call(config, stream.ptr) != 0:  # CUTLASS refused this shape or the launch failed
+            return None
+        times = []
+        for _ in range(_TRIALS):
+            start, stop = cp.cuda.Event(), cp.cuda.Event()
+            start.record(stream)
+            call(config, stream.ptr)
+            stop.record(stream)
+            stop.synchronize()
+            times.append(cp.cuda.get_elapsed_time(start, stop))
+        return statistics.median(times)
+
+    stream = cp.cuda.Stream(non_blocking=True)
+    timed = {config: seconds(config, stream) for config in range(library.gpuprof_cutlass_sgemm_configs())}
+    usable = {config: t for config, t in timed.items() if t is not None}
+    if not usable:
+        raise EnvironmentProblem(f"CUTLASS could not run any of its SIMT SGEMM configurations at {m}x{n}x{k}")
+    best = min(usable, key=lambda config: usable[config])
+    log.info("CUTLASS SGEMM at %dx%dx%d: %s", m, n, k, library.gpuprof_cutlass_sgemm_name(best).decode())
+
+    def launch(stream: Any) -> None:
+        status = call(best, stream.ptr)
+        if status != 0:
+            raise cp.cuda.runtime.CUDARuntimeError(status) if status > 0 else EnvironmentProblem(
+                f"CUTLASS refused its SGEMM launch (status {status})")
+
+    return launch
