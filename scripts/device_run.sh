@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The device run: install gpuprof without network, run the GPU tests, then the benchmarks.
 # Usage (on a GPU machine, from the repo root):
-#   bash scripts/device_run.sh [tests|bench|ncu|gate|sanitize|families|faulty|profilers|student|truth|vendor|story|all]...
+#   bash scripts/device_run.sh [tests|bench|ncu|gate|sanitize|families|faulty|profilers|student|truth|vendor|story|
+#                               cutlass|course|shards|speed|all]...
 # Everything lands in one tarball, $OUT/device_run.tgz (default OUT=./out), plus the console output.
 set -u -o pipefail
 OUT=${OUT:-$PWD/out}; mkdir -p "$OUT"
@@ -181,6 +182,38 @@ if has story; then
   sed -n '/why and how safe/,$p' "$LOGS/ci_with.txt" | cut -c1-170 | head -40
   python3 -m gpuprof compare "$LOGS/ci_plain.json" "$LOGS/ci_with.json" > "$LOGS/ci_compare.txt" 2>&1; echo "compare plain with: exit $?"
   tail -6 "$LOGS/ci_compare.txt" | cut -c1-170
+fi
+if has course; then
+  # the whole course, unsharded (also warms the compile cache for what follows)
+  TIMEFORMAT="wall time of 'gpuprof suite suites/course.toml': %R s"
+  { time timeout ${COURSE_TIMEOUT:-420} python3 -m gpuprof suite suites/course.toml --json "$OUT/course_full.json" > "$LOGS/course_full.txt" 2>&1 ; } 2>> "$LOGS/course_full.txt"
+  tail -25 "$LOGS/course_full.txt" | cut -c1-170
+fi
+if has shards; then
+  # the course in two shards, one after the other, balanced by the unsharded run's unit times
+  history=${SHARD_HISTORY:-$OUT/course_full.json}
+  for k in 1 2; do
+    TIMEFORMAT="wall time of 'gpuprof suite suites/course.toml --shard $k/2': %R s"
+    { time timeout ${SHARD_TIMEOUT:-280} python3 -m gpuprof suite suites/course.toml --shard $k/2 --history "$history" --json "$OUT/course_shard$k.json" > "$LOGS/course_shard$k.txt" 2>&1 ; } 2>> "$LOGS/course_shard$k.txt"
+    tail -3 "$LOGS/course_shard$k.txt" | cut -c1-170
+  done
+fi
+if has speed; then
+  # issue 25's two wall-time goals: the whole-course sanitizer (warm compile cache) and ncu on a small CNN
+  TIMEFORMAT="wall time of 'gpuprof sanitize' (all families): %R s"
+  { time timeout 200 python3 -m gpuprof sanitize --out "$LOGS/sanitize_all" --json "$OUT/sanitize_all.json" > "$LOGS/sanitize_all.txt" 2>&1 ; } 2>> "$LOGS/sanitize_all.txt"
+  tail -4 "$LOGS/sanitize_all.txt" | cut -c1-170
+  TIMEFORMAT="wall time of 'python3 examples/cnn_train.py' alone: %R s"
+  { time python3 examples/cnn_train.py ; } 2>&1 | tail -2
+  TIMEFORMAT="wall time of 'gpuprof ncu -- python3 examples/cnn_train.py': %R s"
+  { time timeout 200 python3 -m gpuprof ncu --out "$LOGS/ncu_cnn" --json "$OUT/ncu_cnn.json" -- python3 examples/cnn_train.py > "$LOGS/ncu_cnn.txt" 2>&1 ; } 2>> "$LOGS/ncu_cnn.txt"
+  cut -c1-170 "$LOGS/ncu_cnn.txt" | tail -30
+fi
+if has cutlass; then
+  # the CUTLASS row: its tile configurations ranked at the default size, then beside cuBLAS and warptile
+  timeout 150 python3 benchmarks/cutlass_configs.py 4096 4096 4096 2>&1 | tee "$LOGS/cutlass_configs.txt"
+  timeout 240 python3 -m gpuprof run matmul -v warptile,cublas,cutlass --json "$LOGS/cutlass_matmul.json" > "$LOGS/cutlass_matmul.txt" 2>&1
+  echo "== gpuprof run matmul -v warptile,cublas,cutlass: exit $?"; cut -c1-170 "$LOGS/cutlass_matmul.txt" | head -40
 fi
 if has walkthrough; then
   # the README's profiling walkthrough on examples/mlp.py, each command's real output kept

@@ -39,11 +39,13 @@ def _library() -> ctypes.CDLL:
     return library
 
 
-def cutlass_sgemm(a: Any, b: Any, c: Any, m: int, n: int, k: int) -> Callable[[Any], None]:
-    """launch(stream) computing c = a·b with CUTLASS's fastest SIMT configuration at m×n×k; the
-    library is built and the configuration chosen now, before any timing."""
-    from gpuprof.errors import EnvironmentProblem
+Call = Callable[[int, int], int]  # (configuration, stream pointer) -> CUTLASS's status
 
+
+def configurations(a: Any, b: Any, c: Any, m: int, n: int, k: int) -> tuple[Call, dict[str, float]]:
+    """call(config, stream_ptr) -> status for c = a·b, and the median milliseconds of each
+    configuration CUTLASS can run at m×n×k, by name, fastest first (one warm-up launch, then
+    _TRIALS timed ones on a private stream)."""
     cp = cupy()
     library = _library()
     device = cp.cuda.Device().id
@@ -52,7 +54,7 @@ def cutlass_sgemm(a: Any, b: Any, c: Any, m: int, n: int, k: int) -> Callable[[A
         return int(library.gpuprof_cutlass_sgemm(device, config, a.data.ptr, b.data.ptr, c.data.ptr,
                                                  m, n, k, stream_ptr))
 
-    def seconds(config: int, stream: Any) -> float | None:
+    def milliseconds(config: int, stream: Any) -> float | None:
         if call(config, stream.ptr) != 0:  # CUTLASS refused this shape or the launch failed
             return None
         times = []
@@ -66,15 +68,31 @@ def cutlass_sgemm(a: Any, b: Any, c: Any, m: int, n: int, k: int) -> Callable[[A
         return statistics.median(times)
 
     stream = cp.cuda.Stream(non_blocking=True)
-    timed = {config: seconds(config, stream) for config in range(library.gpuprof_cutlass_sgemm_configs())}
-    usable = {config: t for config, t in timed.items() if t is not None}
-    if not usable:
+    timed = {}
+    for config in range(library.gpuprof_cutlass_sgemm_configs()):
+        ms = milliseconds(config, stream)
+        if ms is not None:
+            timed[config] = ms
+    order = sorted(timed, key=lambda config: timed[config])
+    names = {config: library.gpuprof_cutlass_sgemm_name(config).decode() for config in order}
+    best = order[0] if order else -1
+    return (lambda config, stream_ptr: call(best if config < 0 else config, stream_ptr)), {
+        names[config]: timed[config] for config in order}
+
+
+def cutlass_sgemm(a: Any, b: Any, c: Any, m: int, n: int, k: int) -> Callable[[Any], None]:
+    """launch(stream) computing c = a·b with CUTLASS's fastest SIMT configuration at m×n×k; the
+    library is built and the configuration chosen now, before any timing."""
+    from gpuprof.errors import EnvironmentProblem
+
+    cp = cupy()
+    call, ranked = configurations(a, b, c, m, n, k)
+    if not ranked:
         raise EnvironmentProblem(f"CUTLASS could not run any of its SIMT SGEMM configurations at {m}x{n}x{k}")
-    best = min(usable, key=lambda config: usable[config])
-    log.info("CUTLASS SGEMM at %dx%dx%d: %s", m, n, k, library.gpuprof_cutlass_sgemm_name(best).decode())
+    log.info("CUTLASS SGEMM at %dx%dx%d: %s", m, n, k, next(iter(ranked)))
 
     def launch(stream: Any) -> None:
-        status = call(best, stream.ptr)
+        status = call(-1, stream.ptr)  # -1: the fastest configuration
         if status != 0:
             raise cp.cuda.runtime.CUDARuntimeError(status) if status > 0 else EnvironmentProblem(
                 f"CUTLASS refused its SGEMM launch (status {status})")
