@@ -1,7 +1,8 @@
 """conv2d: y = conv2d(x, w) in FP32, NCHW, stride 1, same zero padding, cross-correlation.
 
-From one thread per output to shared-memory tiles, im2col + GEMM (hand-written and cuBLAS) and an
-implicit GEMM; FFT through cuFFT and cuDNN as library versions. Output y[N][K][P][Q] with
+From one thread per output to shared-memory tiles, im2col + GEMM (hand-written and cuBLAS), an
+implicit GEMM and Winograd F(2x2,3x3) (any odd filter as 3x3 chunks); FFT through cuFFT and cuDNN
+as library versions. Output y[N][K][P][Q] with
 P = H + 2*((R-1)//2) - R + 1 = H and Q = W for the odd R, S the family takes.
 
 plan() launches every hand-written variant by the manifest's `plan` (PLANS below). The default,
@@ -29,8 +30,10 @@ FORMULA = "TFLOP/s = 2·N·K·P·Q·C·R·S (direct convolution, halo taps inclu
 # `plan` in the manifest. "tiles" (default): the manifest's tiles, images folded into grid.z;
 # "flat": one thread per output, THREADS per block; "gemm_tiles": BN output pixels x BM filters per
 # block; "im2col_then_gemm": the helper `im2col` into a column workspace, then the GEMM kernel;
-# "im2col_then_cublas": the kernel is the im2col pass, then cuBLAS (strided-batched SGEMM, TF32 off).
-PLANS = ("tiles", "flat", "gemm_tiles", "im2col_then_gemm", "im2col_then_cublas")
+# "im2col_then_cublas": the kernel is the im2col pass, then cuBLAS (strided-batched SGEMM, TF32 off);
+# "winograd_f2x2": the helper `filter` transforms w into a workspace, then the kernel (that workspace in
+# w's place, the manifest's dynamic shared memory) covers BN 2x2 output tiles x BM filters per block.
+PLANS = ("tiles", "flat", "gemm_tiles", "im2col_then_gemm", "im2col_then_cublas", "winograd_f2x2")
 # `error_model`: "products" (default): each output a sum of C*R*S products in FP32; "transform": an
 # FFT or Winograd algorithm, whose round-off is relative to the whole output (fft; cudnn, whose
 # heuristic may pick either).
@@ -165,6 +168,8 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
     block = ctx.block
     name = variant.name  # for messages only
     chosen = _keys.plan(variant, PLANS)
+    if chosen == "winograd_f2x2":  # its own grid and workspace
+        return _winograd(variant, functions, inputs, out, g, block, ctx.shared_mem)
 
     grid: tuple[int, ...]
     if chosen == "flat":  # one thread per output
@@ -220,6 +225,47 @@ def _check_grid(variant: str, grid: tuple[int, ...]) -> None:
         if extent > limit:
             raise UsageError(f"conv2d/{variant}: grid.{'xyz'[axis]} = {extent} is over the CUDA limit {limit} "
                              "at this size; choose a smaller --size")
+
+
+WINOGRAD_ELEMENTS = 16  # F(2x2, 3x3): a 4x4 transform-domain tile per 2x2 outputs
+
+
+def winograd_extents(g: Geometry, bk: int, bm: int) -> tuple[int, int, int]:
+    """(channels C' padded to bk, filters K padded to bm, 2x2 output tiles) of the winograd plan:
+    an R x S filter is ceil(R/3) x ceil(S/3) zero-padded 3x3 chunks, each one more channel c'."""
+    chunks = _ceil(g.r, 3) * _ceil(g.s, 3)
+    return _ceil(g.c * chunks, bk) * bk, _ceil(g.k, bm) * bm, g.n * _ceil(g.p, 2) * _ceil(g.q, 2)
+
+
+def _winograd(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: Any, g: Geometry,
+              block: tuple[int, int, int], shared_mem: int):
+    """The filter transform into U[16][C'][K] (every element, padding zeros included, rewritten on
+    every launch: nothing is kept from an earlier w), then the kernel over ceil(K/BM) x ceil(tiles/BN)
+    blocks, filter blocks fastest, on one grid axis."""
+    cp = cupy()
+    d = variant.defines
+    channels, filters, tiles = winograd_extents(g, d["BK"], d["BM"])
+    elements = WINOGRAD_ELEMENTS * channels * filters
+    # a 4x4 patch of the last 3x3 chunk may start past the last row: offsets up to (R+3)*W + S + 3 beyond x
+    overhang = g.n * g.c * g.h * g.w + (g.r + 3) * g.w + g.s + 3
+    if max(elements, overhang) > INT32_MAX:
+        raise UsageError(f"conv2d/{variant.name}: the transformed filter ({elements} elements) or the input's "
+                         "patch offsets are over the kernels' 32-bit index limit; choose a smaller --size")
+    u = cp.empty(elements, dtype=cp.float32)
+    grid = (_ceil(g.k, d["BM"]) * _ceil(tiles, d["BN"]),)
+    _check_grid(variant.name, grid)
+    threads = d["FILTER_THREADS"]
+    filter_grid = (_ceil(channels * filters, threads),)
+    transform = _keys.helper(variant, functions, "filter")
+    main = functions[variant.kernel]
+    filter_args = (inputs["w"], u, *(np.int32(v) for v in (g.c, g.k, g.r, g.s)))
+    main_args = (inputs["x"], u, out, *g.ints())  # the kernel reads the transformed filter as w
+
+    def launch_winograd(stream: Any) -> None:
+        transform(filter_grid, (threads, 1, 1), filter_args, stream=stream)
+        main(grid, block, main_args, stream=stream, shared_mem=shared_mem)
+
+    return launch_winograd
 
 
 def _im2col_workspace(g: Geometry, threads: int) -> tuple[Any, tuple[int, int, int], tuple[int, int, int]]:

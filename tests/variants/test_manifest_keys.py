@@ -124,8 +124,8 @@ class _Recorder:
     def __init__(self, name, log):
         self.name, self.log = name, log
 
-    def __call__(self, grid, block, args, stream=None):
-        self.log.append((self.name, grid, block, args))
+    def __call__(self, grid, block, args, stream=None, shared_mem=0):
+        self.log.append((self.name, grid, block, args, shared_mem))
 
 
 def _trace(host, variant, size):
@@ -133,7 +133,8 @@ def _trace(host, variant, size):
     log: list = []
     functions = {k: _Recorder(k, log) for k in (variant.kernel, *variant.extra_kernels)}
     inputs, out = host.make_inputs(size, 1), host.make_output(size)
-    ctx = SimpleNamespace(grid=(7, 5, 3), block=variant.block_dims(), sm_count=132)
+    ctx = SimpleNamespace(grid=(7, 5, 3), block=variant.block_dims(), sm_count=132,
+                          shared_mem=variant.dynamic_smem_bytes())
     try:
         host.plan(variant, functions, inputs, out, size, ctx)(None)
     # im2col_cublas needs PyTorch on CUDA: the same outcome both ways
