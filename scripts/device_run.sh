@@ -215,6 +215,12 @@ if has cutlass; then
   timeout 240 python3 -m gpuprof run matmul -v warptile,cublas,cutlass --json "$LOGS/cutlass_matmul.json" > "$LOGS/cutlass_matmul.txt" 2>&1
   echo "== gpuprof run matmul -v warptile,cublas,cutlass: exit $?"; cut -c1-170 "$LOGS/cutlass_matmul.txt" | head -40
 fi
+if has why; then
+  # issue 28's SGEMM gap through the tool's own "why": the best hand-written rung beside CUTLASS and cuBLAS
+  TIMEFORMAT="wall time of 'gpuprof ncu matmul -v warptile,cutlass,cublas --set why': %R s"
+  { time COLUMNS=140 timeout 240 python3 -m gpuprof ncu matmul -v ${WHY_VARIANTS:-warptile,cutlass,cublas} --set why --source --out "$LOGS/why" --json "$OUT/why_matmul.json" > "$LOGS/why_matmul.txt" 2>&1 ; } 2>> "$LOGS/why_matmul.txt"
+  cut -c1-170 "$LOGS/why_matmul.txt" | head -120
+fi
 if has walkthrough; then
   # the README's profiling walkthrough on examples/mlp.py, each command's real output kept
   export GPUPROF_NSYS_LIBS=$PWD/.nsyslibs/lib
