@@ -2,7 +2,7 @@
 # The device run: install gpuprof without network, run the GPU tests, then the benchmarks.
 # Usage (on a GPU machine, from the repo root):
 #   bash scripts/device_run.sh [tests|bench|ncu|gate|sanitize|families|faulty|profilers|student|truth|vendor|story|
-#                               cutlass|course|shards|speed|all]...
+#                               cutlass|course|shards|speed|rungs|why|all]...
 # Everything lands in one tarball, $OUT/device_run.tgz (default OUT=./out), plus the console output.
 set -u -o pipefail
 OUT=${OUT:-$PWD/out}; mkdir -p "$OUT"
@@ -214,6 +214,15 @@ if has cutlass; then
   timeout 150 python3 benchmarks/cutlass_configs.py 4096 4096 4096 2>&1 | tee "$LOGS/cutlass_configs.txt"
   timeout 240 python3 -m gpuprof run matmul -v warptile,cublas,cutlass --json "$LOGS/cutlass_matmul.json" > "$LOGS/cutlass_matmul.txt" 2>&1
   echo "== gpuprof run matmul -v warptile,cublas,cutlass: exit $?"; cut -c1-170 "$LOGS/cutlass_matmul.txt" | head -40
+fi
+if has rungs; then
+  # issue 28's new rungs beside the rung they improve on and the vendor, one run each
+  for spec in "vecadd vectorized,full_grid_float4,triton,torch -" "conv2d implicit_gemm,winograd,cudnn -" \
+              "conv2d implicit_gemm,winograd,cudnn 32x256x14x14x256x3x3" ${EXTRA_RUNGS:-}; do
+    set -- $spec; size=(); [ "$3" != "-" ] && size=(--size "$3")
+    timeout 200 python3 -m gpuprof run "$1" -v "$2" "${size[@]}" --json "$OUT/rungs_$1_$3.json" > "$LOGS/rungs_$1_$3.txt" 2>&1
+    echo "== gpuprof run $1 -v $2 ${size[*]}: exit $?"; grep -E "OK|WRONG|FAULT|SKIPPED|FAILED|error" "$LOGS/rungs_$1_$3.txt" | cut -c1-170
+  done
 fi
 if has why; then
   # issue 28's SGEMM gap through the tool's own "why": the best hand-written rung beside CUTLASS and cuBLAS
