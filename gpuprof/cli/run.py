@@ -91,6 +91,7 @@ def run(
         from gpuprof.commands.row_story import parse_with
         from gpuprof.commands.run import RunRequest, run_tables
         from gpuprof.files import check_outputs
+        from gpuprof.measure import library_warnings
         from gpuprof.measure.timing import TimingPolicy
         from gpuprof.render.tables import print_run_tables
         from gpuprof.variants import catalog
@@ -123,13 +124,13 @@ def run(
                 results.save(partial, target)
                 saved[:] = [target]
 
-        with _progress_bar(len(chosen)) as on_step:
-            report = run_tables(request, on_step, checkpoint=save)
+        with library_warnings.caught() as outside, _progress_bar(len(chosen)) as on_step:
+            report = run_tables(request, on_step, checkpoint=save)  # each row keeps its own warnings
         host = families.host(fam.name)
         if target == "-" and finished:
             typer.echo("".join(results.json_parts(finished[-1])))
     console = human_console(target)
-    print_run_tables(console, report, wide)
+    print_run_tables(console, report, wide, outside)
     if request.with_tools:
         from gpuprof.render.row_story_view import print_row_story
 
@@ -330,6 +331,7 @@ def suite(
         from gpuprof.commands.row_story import parse_with
         from gpuprof.commands.suite import load, run_suite, suite_report
         from gpuprof.files import check_outputs
+        from gpuprof.measure import library_warnings
         from gpuprof.render.tables import print_run_tables
 
         target = json_target(json_out)
@@ -354,22 +356,23 @@ def suite(
         plan = _shard_plan(spec_file, shard, shard_history) if shard is not None else None
         if plan is not None:
             spec_file = plan.suite
-        if gpus is not None:
-            outcome = _run_on_gpus(spec_file, gpus, out, _positive(timeout), history, quiet)
-        else:
-            from gpuprof.cli._suite_progress import suite_progress
+        with library_warnings.caught() as outside:  # each row keeps its own; these are the suite's
+            if gpus is not None:
+                outcome = _run_on_gpus(spec_file, gpus, out, _positive(timeout), history, quiet)
+            else:
+                from gpuprof.cli._suite_progress import suite_progress
 
-            expected = _expected_unit_s(spec_file, shard_history)
-            with suite_progress(quiet, expected) as on_step:
-                outcome = run_suite(spec_file, out, on_step, timeout_s=_positive(timeout), with_tools=tools,
-                                    with_out=with_out)
+                expected = _expected_unit_s(spec_file, shard_history)
+                with suite_progress(quiet, expected) as on_step:
+                    outcome = run_suite(spec_file, out, on_step, timeout_s=_positive(timeout), with_tools=tools,
+                                        with_out=with_out)
         if plan is not None:
             outcome.shard = plan.record  # which part this is, for `gpuprof merge`
             if out is not None:
                 results.save(outcome, out)
         report = suite_report(outcome)
     console = human_console(target)
-    print_run_tables(console, report, wide)
+    print_run_tables(console, report, wide, outside)
     if tools:
         from gpuprof.render.row_story_view import print_row_story
 

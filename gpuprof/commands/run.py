@@ -15,7 +15,7 @@ from gpuprof.commands import row_story
 from gpuprof.errors import EnvironmentProblem, UsageError
 from gpuprof.families.interface import FamilyHost
 from gpuprof.gpu import cupy, device_info
-from gpuprof.measure import device_ceilings, integrity, isolation, timing
+from gpuprof.measure import device_ceilings, integrity, isolation, library_warnings, timing
 from gpuprof.measure.check import (
     WRITES_ONLY,
     LaunchFactory,
@@ -167,7 +167,16 @@ def _blank_row(family: Family, variant: Variant, size: dict[str, int], host: Fam
 def run_variant(family: Family, variant: Variant, size: dict[str, int], policy: timing.TimingPolicy,
                 check_only: bool, emit: Callable[[str], None]) -> Row:
     """Check one variant at every check size and the benchmark size, then time it: one result row.
-    Runs in a worker process when isolated (emit sends the progress steps to the parent)."""
+    Runs in a worker process when isolated (emit sends the progress steps to the parent). Warnings
+    that libraries raise meanwhile are kept on the row (its `warnings`), never printed raw."""
+    with library_warnings.caught() as raised:
+        row = _check_and_time(family, variant, size, policy, check_only, emit)
+    row.warnings = raised
+    return row
+
+
+def _check_and_time(family: Family, variant: Variant, size: dict[str, int], policy: timing.TimingPolicy,
+                    check_only: bool, emit: Callable[[str], None]) -> Row:
     host = families.host(family.name)
     row = _blank_row(family, variant, size, host)
     try:
