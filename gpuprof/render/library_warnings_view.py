@@ -34,9 +34,9 @@ def other_warning_lines(rows: Iterable[Row], outside: Sequence[Mapping[str, str]
     outside any row's work, by the run itself)."""
     raised: dict[tuple[str, str, str], list[str]] = {}
     for row in rows:
-        for warning in row.warnings:
-            if not is_tf32_off(warning):
-                raised.setdefault(_key(warning), []).append(row.id)
+        for kept in row.warnings:
+            if not is_tf32_off(kept):
+                raised.setdefault(_key(kept), []).append(row.id)
     for warning in outside:
         if not is_tf32_off(warning):
             raised.setdefault(_key(warning), [])

@@ -273,9 +273,10 @@ def test_quiet_prints_no_progress_and_a_shard_counts_its_own_units(tmp_path, mon
     monkeypatch.setattr(suite_runner, "run_family", reporting_run_family)
     monkeypatch.setattr(suite_runner, "gpu_ceilings", lambda: LIMITS)
     _fake_monotonic(monkeypatch, 1.0)
-    quiet = CliRunner().invoke(app, ["suite", "suites/smoke.toml", "--json", str(tmp_path / "q.json"), "--quiet"])
+    quiet = CliRunner().invoke(app, ["suite", "suites/smoke.toml", "--json", str(tmp_path / "q.json"), "-q"])
     assert quiet.exit_code == 0 and quiet.stderr == ""
-    shard = CliRunner().invoke(app, ["suite", "suites/smoke.toml", "--shard", "1/2", "--json", str(tmp_path / "s.json")])
+    shard = CliRunner().invoke(app, ["suite", "suites/smoke.toml", "--shard", "1/2", "--json",
+                                     str(tmp_path / "s.json")])
     assert shard.exit_code == 0, shard.output
     lines = shard.stderr.splitlines()
     assert lines[0].startswith("shard 1/2: 3 of 6 units")

@@ -10,6 +10,7 @@ import types
 import warnings
 
 import numpy as np
+import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -22,7 +23,8 @@ from gpuprof.families.interface import FamilyHost
 from gpuprof.measure import library_warnings
 from gpuprof.render.tables import print_run_tables
 from gpuprof.variants import catalog
-from tests.measure.test_integrity import FakeStream, VecaddModule, copy_of_vecadd, fake_cupy  # noqa: F401
+from tests.measure.test_integrity import FakeStream, VecaddModule, copy_of_vecadd
+from tests.measure.test_integrity import fake_cupy as numpy_for_cupy  # noqa: F401  (a fixture, used by name)
 from tests.render.test_run_table import H100, fake_core, manifest_rows
 
 # What Inductor says (torch/_inductor/compile_fx.py) compiling a float32 matmul with TF32 off.
@@ -42,7 +44,8 @@ def warning_launch(inputs, out, size):
     return launch
 
 
-def test_a_rows_launch_warnings_are_kept_on_its_row_and_not_printed(tmp_path, fake_cupy, monkeypatch, capsys):
+@pytest.mark.usefixtures("numpy_for_cupy")
+def test_a_rows_launch_warnings_are_kept_on_its_row_and_not_printed(tmp_path, monkeypatch, capsys):
     family = catalog.parse_manifest(copy_of_vecadd(tmp_path))
     cuda = types.SimpleNamespace(runtime=types.SimpleNamespace(CUDARuntimeError=RuntimeError),
                                  driver=types.SimpleNamespace(CUDADriverError=RuntimeError))
