@@ -131,3 +131,21 @@ def test_gpuprof_run_prints_the_footnote_and_keeps_the_warnings_per_row_in_its_j
     assert "warnings" not in rows["naive"]  # written only where there are some
     assert rows["warptile"]["warnings"] == [TF32] and rows["cublas"]["warnings"] == [OTHER]
     assert [r.warnings for r in results.load(out).rows] == [[], [TF32], [OTHER]]
+
+
+def test_the_report_page_marks_the_row_and_keeps_the_footnote_under_its_table(fixtures_dir, tmp_path):
+    pytest.importorskip("matplotlib")
+    from dataclasses import replace
+
+    from gpuprof.commands.report import ReportRequest, execute
+    from gpuprof.render.report_html import page
+
+    loaded = results.load(fixtures_dir / "results" / "smoke_a.json")
+    marked = next(r for r in loaded.rows if r.family == "matmul" and not r.vendor)
+    rows = [replace(r, warnings=[TF32]) if r is marked else r for r in loaded.rows]
+    path = tmp_path / "tf32.json"
+    results.save(replace(loaded, rows=rows), path)
+    text = page(execute(ReportRequest(path)))
+    assert f"{marked.variant} †</td>" in text
+    assert text.count(FOOTNOTE) == 1
+    assert text.index(FOOTNOTE) < text.index("How the figures are computed")  # under its table
