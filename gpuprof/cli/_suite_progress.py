@@ -48,11 +48,10 @@ class suite_progress:
             err_console.print(line, markup=False, highlight=False)  # above the live bar, if there is one
         if self.bar is None:
             return
-        if line is not None:
+        about = f"{step.within} {step.variant}" if step.within else step.variant
+        self.bar.update(self.task, description=escape(f"{about}: {step.step}"))
+        if line is not None:  # a unit's DONE: the count is of the suite's units
             self.bar.update(self.task, completed=step.finished, total=step.total)
-        else:
-            about = f"{step.within} {step.variant}" if step.within else step.variant
-            self.bar.update(self.task, description=escape(f"{about}: {step.step}"))
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  traceback: TracebackType | None) -> None:

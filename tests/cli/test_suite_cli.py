@@ -292,3 +292,22 @@ def test_a_sweeps_progress_line_names_the_row_it_makes(tmp_path, monkeypatch):
     suite_runner.run_suite(suite_runner.load(suite), progress=seen.append)
     finished = [(s.finished, s.total, s.outcome.row_id) for s in seen if s.outcome is not None]
     assert finished == [(1, 2, "matmul/warptile[BM=64]/256x256x256"), (2, 2, "matmul/warptile[BM=128]/256x256x256")]
+
+
+def test_on_a_terminal_the_lines_print_above_a_live_bar_cut_to_its_width(monkeypatch):
+    import io
+
+    from rich.console import Console
+
+    from gpuprof.cli import _suite_progress
+    from gpuprof.progress import DONE, Progress, UnitOutcome
+
+    screen = io.StringIO()
+    monkeypatch.setattr(_suite_progress, "err_console",
+                        Console(file=screen, force_terminal=True, width=60, color_system=None))
+    _fake_monotonic(monkeypatch, 30.0)
+    outcome = UnitOutcome("matmul", "warptile", "4096x4096x4096", "ok", 2.931e-3, 46.92e12, "flop")
+    with _suite_progress.suite_progress() as on_step:
+        on_step(Progress("warptile", "time", 0, 2, within="case 1/1 matmul"))
+        on_step(Progress("warptile", DONE, 0, 2, within="case 1/1 matmul", outcome=outcome))
+    assert "[1/2  0:30 ETA  0:30] matmul warptile 4096x4096x4096  OK  2…\n" in screen.getvalue()  # 60 columns
