@@ -2,7 +2,8 @@
 
 The cores (run, ncu, nsys, sanitize, profile) report through one shape: a ProgressFn called with a
 Progress event; suite passes run's events on, each with its case's label (`within`), and suite --gpus
-reports each finished unit with its GPU's.
+reports each finished unit with its GPU's. A DONE event of run's (and so of suite's) carries what its
+unit came to (UnitOutcome): the suite's progress line prints it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,28 @@ from dataclasses import dataclass
 
 START = "start"  # the core begins the work it counts (before anything that may fail on the way)
 DONE = "done"  # the step that says `variant` has finished
+
+
+@dataclass(frozen=True)
+class UnitOutcome:
+    """What one finished unit (a variant at one size) came to: the row's id parts, its check status,
+    its measured median and its rate (None where it has none: not timed, not OK). Plain values, so
+    the cores fill it without the renderer and the renderer formats it without the cores."""
+
+    family: str
+    variant: str  # a suite sweep's label included: "warptile[BM=64]"
+    size: str  # "4096x4096x4096" (results.size_label)
+    status: str  # results' check status: "ok", "wrong", "fault", ...
+    median_s: float | None = None
+    rate: float | None = None  # FLOP/s or bytes/s, as the row's derived rate
+    rate_kind: str = "bytes"  # "flop", "bytes" or "link"
+    reason: str = ""  # a row that is not OK: its first reason
+    gpu: int | None = None  # suite --gpus: the GPU that ran it
+
+    @property
+    def row_id(self) -> str:
+        """= results.row_id of its row."""
+        return f"{self.family}/{self.variant}/{self.size}"
 
 
 @dataclass(frozen=True)
@@ -25,6 +48,7 @@ class Progress:
     # what the step is part of, as a progress line names it before `variant`: a suite's case
     # ("case 2/5 matmul[BM=64]"), the GPU that ran a suite unit ("GPU 1:"); "" for a single command
     within: str = ""
+    outcome: UnitOutcome | None = None  # on a DONE event of run's: what the unit came to
 
     @property
     def finished(self) -> int:

@@ -179,6 +179,9 @@ class Row:
     sanitizer: dict[str, Any] | None = None
     control: bool = False  # a suite's `control = true`: compare estimates whole-run shifts from it
     gpu: dict[str, Any] | None = None  # the GPU that timed this row (index, uuid, name, clocks) in --gpus runs
+    # Library warnings the row's work raised (measure.library_warnings): {"library", "category",
+    # "message"} each, once; written only when there are some, so other rows stay as they were.
+    warnings: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def id(self) -> str:
@@ -224,6 +227,8 @@ def to_dict(results: Results) -> dict[str, Any]:
         del data["shard"]
     for row, out in zip(results.rows, data["rows"]):
         out["id"] = row.id
+        if not out["warnings"]:
+            del out["warnings"]
         out["derived"] = derived_to_dict(row.derived) if row.derived is not None else None
         timing = out.get("timing")
         if timing:
@@ -416,6 +421,11 @@ def _row_from_dict(r: dict[str, Any], shared: dict[Any, Any] | None = None) -> R
         raise TypeError(f"{where}: control must be true or false, not {r['control']!r}")
     if r.get("gpu") is not None and not isinstance(r["gpu"], dict):
         raise TypeError(f"{where}: gpu must be an object like {{\"index\": 0, \"name\": ...}}")
+    kept = r.get("warnings") or []
+    if not isinstance(kept, list) or not all(
+            isinstance(w, dict) and all(isinstance(v, str) for v in w.values()) for w in kept):
+        raise TypeError(f"{where}: warnings must be a list of objects like {{\"library\": \"torch\", "
+                        f"\"message\": ...}}, not {_shown(kept)}")
     size = _shared(_size(r["size"], where), shared)  # 18k rows, a few sizes
     for key in ("family", "variant"):
         if not isinstance(r[key], str) or not r[key]:
@@ -446,6 +456,7 @@ def _row_from_dict(r: dict[str, Any], shared: dict[Any, Any] | None = None) -> R
         sanitizer=r.get("sanitizer"),
         control=r.get("control", False),
         gpu=r.get("gpu"),
+        warnings=[dict(w) for w in kept],
     )
 
 

@@ -91,6 +91,7 @@ def run(
         from gpuprof.commands.row_story import parse_with
         from gpuprof.commands.run import RunRequest, run_tables
         from gpuprof.files import check_outputs
+        from gpuprof.measure import library_warnings
         from gpuprof.measure.timing import TimingPolicy
         from gpuprof.render.tables import print_run_tables
         from gpuprof.variants import catalog
@@ -123,13 +124,13 @@ def run(
                 results.save(partial, target)
                 saved[:] = [target]
 
-        with _progress_bar(len(chosen)) as on_step:
-            report = run_tables(request, on_step, checkpoint=save)
+        with library_warnings.caught() as outside, _progress_bar(len(chosen)) as on_step:
+            report = run_tables(request, on_step, checkpoint=save)  # each row keeps its own warnings
         host = families.host(fam.name)
         if target == "-" and finished:
             typer.echo("".join(results.json_parts(finished[-1])))
     console = human_console(target)
-    print_run_tables(console, report, wide)
+    print_run_tables(console, report, wide, outside)
     if request.with_tools:
         from gpuprof.render.row_story_view import print_row_story
 
@@ -156,23 +157,35 @@ def _check_policy(min_samples: int, max_time: float, target_spread: float) -> No
 
 
 def _run_on_gpus(spec_file: Suite, gpus: str, json_out: Path | None, timeout_s: float,
-                 history_file: Path | None) -> Results:
+                 history_file: Path | None, quiet: bool) -> Results:
     from gpuprof import results
-    from gpuprof.commands.suite_gpus import parse_gpus, run_suite_on_gpus, units_of, visible_gpu_count
+    from gpuprof.cli._suite_progress import suite_progress
+    from gpuprof.commands.suite_gpus import parse_gpus, run_suite_on_gpus, visible_gpu_count
 
     history = results.load(history_file) if history_file is not None else _earlier_results(json_out)
     chosen = parse_gpus(gpus, visible_gpu_count())
-    with _progress_bar(len(units_of(spec_file))) as on_step:
+    with suite_progress(quiet, _expected_unit_s(spec_file, history)) as on_step:
         return run_suite_on_gpus(spec_file, chosen, json_out, on_step, timeout_s=timeout_s, history=history)
 
 
-def _shard_plan(spec_file: Suite, shard: str, history_file: Path | None) -> ShardPlan:
+def _expected_unit_s(spec_file: Suite, history: Results | None) -> dict[str, float] | None:
+    """Row id -> each unit's expected seconds, for the progress line's ETA: only with an earlier
+    results file of the suite (its recorded unit times; the model for rows it lacks). Without one,
+    the ETA is the mean unit so far."""
+    if history is None:
+        return None
+    from gpuprof.commands.suite_plan import estimate_units, unit_row, units_of
+
+    units = units_of(spec_file)
+    estimates = estimate_units(spec_file, units, history)
+    return {unit_row(spec_file, unit)[1]: estimate.seconds for unit, estimate in zip(units, estimates)}
+
+
+def _shard_plan(spec_file: Suite, shard: str, history: Results | None) -> ShardPlan:
     """This machine's part of the suite, announced on stderr; refused when it would be empty."""
-    from gpuprof import results
     from gpuprof.commands.suite_shard import parse_shard, plan_shard
 
     wanted = parse_shard(shard)
-    history = results.load(history_file) if history_file is not None else None
     plan = plan_shard(spec_file, wanted, history)
     if not plan.units:
         raise UsageError(f"--shard {shard}: the suite has only {plan.record['units']} units, so shard "
@@ -286,10 +299,15 @@ def suite(
              "by --history's unit times); join the parts with `gpuprof merge`.")] = None,
     with_tools: With = None,
     with_out: WithOut = Path("gpuprof-with"),
+    quiet: Annotated[bool, typer.Option(
+        "--quiet", "-q", help="No progress on stderr (by default one line per finished unit: its status, "
+                              "median and rate, the suite's elapsed time and ETA).")] = False,
 ) -> None:
     """Run a whole suite (families x variants x sizes) into one results JSON; exit 1 if any variant is wrong.
 
-    The JSON is rewritten after every case, so an interrupted suite keeps what it finished.
+    The JSON is rewritten after every case, so an interrupted suite keeps what it finished. While it
+    runs, stderr gets one line per finished unit, e.g.
+    [12/48  0:41 ETA  1:52] matmul warptile 4096x4096x4096  OK  2.931 ms  46.92 TFLOP/s
 
     Examples:
 
@@ -309,9 +327,11 @@ def suite(
         return next((path for path, before in written if path.exists() and path.stat().st_mtime != before), None)
 
     with exit_on_error(saved):
+        from gpuprof import results
         from gpuprof.commands.row_story import parse_with
         from gpuprof.commands.suite import load, run_suite, suite_report
         from gpuprof.files import check_outputs
+        from gpuprof.measure import library_warnings
         from gpuprof.render.tables import print_run_tables
 
         target = json_target(json_out)
@@ -332,24 +352,27 @@ def suite(
             gpu_indices(gpus)  # a typo is exit 2 before the GPUs are counted
         with status(f"reading {suite_file}"):
             spec_file = load(suite_file)
-        plan = _shard_plan(spec_file, shard, history) if shard is not None else None
+        shard_history = results.load(history) if shard is not None and history is not None else None
+        plan = _shard_plan(spec_file, shard, shard_history) if shard is not None else None
         if plan is not None:
             spec_file = plan.suite
-        if gpus is not None:
-            outcome = _run_on_gpus(spec_file, gpus, out, _positive(timeout), history)
-        else:
-            with _progress_bar(len(spec_file.cases)) as on_step:
-                outcome = run_suite(spec_file, out, on_step, timeout_s=_positive(timeout), with_tools=tools,
-                                    with_out=with_out)
-        if plan is not None:
-            from gpuprof import results
+        with library_warnings.caught() as outside:  # each row keeps its own; these are the suite's
+            if gpus is not None:
+                outcome = _run_on_gpus(spec_file, gpus, out, _positive(timeout), history, quiet)
+            else:
+                from gpuprof.cli._suite_progress import suite_progress
 
+                expected = _expected_unit_s(spec_file, shard_history)
+                with suite_progress(quiet, expected) as on_step:
+                    outcome = run_suite(spec_file, out, on_step, timeout_s=_positive(timeout), with_tools=tools,
+                                        with_out=with_out)
+        if plan is not None:
             outcome.shard = plan.record  # which part this is, for `gpuprof merge`
             if out is not None:
                 results.save(outcome, out)
         report = suite_report(outcome)
     console = human_console(target)
-    print_run_tables(console, report, wide)
+    print_run_tables(console, report, wide, outside)
     if tools:
         from gpuprof.render.row_story_view import print_row_story
 

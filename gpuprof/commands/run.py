@@ -15,7 +15,7 @@ from gpuprof.commands import row_story
 from gpuprof.errors import EnvironmentProblem, UsageError
 from gpuprof.families.interface import FamilyHost
 from gpuprof.gpu import cupy, device_info
-from gpuprof.measure import device_ceilings, integrity, isolation, timing
+from gpuprof.measure import device_ceilings, integrity, isolation, library_warnings, timing
 from gpuprof.measure.check import (
     WRITES_ONLY,
     LaunchFactory,
@@ -27,8 +27,8 @@ from gpuprof.measure.check import (
     refresh_inputs,
     repoison,
 )
-from gpuprof.progress import Progress, ProgressFn
-from gpuprof.results import FAULT, IMPOSSIBLE, OK, SKIPPED, TIMEOUT, WRONG, CheckResult, Results, Row
+from gpuprof.progress import DONE, Progress, ProgressFn, UnitOutcome
+from gpuprof.results import FAULT, IMPOSSIBLE, OK, SKIPPED, TIMEOUT, WRONG, CheckResult, Results, Row, size_label
 from gpuprof.variants import catalog
 from gpuprof.variants.catalog import Family, Variant
 from gpuprof.variants.launch_plan import host_synchronous, make_launch_factory
@@ -112,9 +112,10 @@ def _run_variants(family: Family, chosen: list[Variant], host: FamilyHost, size:
     baseline, vendor = request.baseline or family.baseline, family.vendor_reference
     tables: list[Table] = []
     for index, variant in enumerate(chosen):
-        def report(step: str, variant: Variant = variant, index: int = index) -> None:
+        def report(step: str, variant: Variant = variant, index: int = index,
+                   outcome: UnitOutcome | None = None) -> None:
             if progress:
-                progress(Progress(variant.name, step, index, len(chosen)))
+                progress(Progress(variant.name, step, index, len(chosen), outcome=outcome))
 
         job = (family, variant, size, request.policy, request.check_only)
         if worker is not None:
@@ -128,10 +129,21 @@ def _run_variants(family: Family, chosen: list[Variant], host: FamilyHost, size:
                 context_lost = f"{variant.name} faulted and the CUDA context is lost"
         outcome.rows.append(derive.judge(row, limits, host.RATE))
         tables = _tables(outcome.rows, family, baseline, vendor, request.policy.mode, size)
-        report("done")
+        report(DONE, outcome=unit_outcome(row))
         if checkpoint:
             checkpoint(outcome)
     return Report(outcome, tables, limits)
+
+
+def unit_outcome(row: Row, gpu: int | None = None) -> UnitOutcome:
+    """What a finished row came to, for its DONE event (the suite's progress line)."""
+    summary = row.timing.summary if row.timing else None
+    return UnitOutcome(family=row.family, variant=row.variant, size=size_label(row.size), status=row.check.status,
+                       median_s=summary.median_s if summary else None,
+                       rate=row.derived.rate if row.derived else None,
+                       rate_kind=row.derived.rate_kind if row.derived else "bytes",
+                       reason="" if row.check.status == OK or not row.check.reasons else row.check.reasons[0],
+                       gpu=gpu)
 
 
 def _tables(rows: list[Row], family: Family, baseline: str, vendor: str | None, mode: str,
@@ -155,7 +167,16 @@ def _blank_row(family: Family, variant: Variant, size: dict[str, int], host: Fam
 def run_variant(family: Family, variant: Variant, size: dict[str, int], policy: timing.TimingPolicy,
                 check_only: bool, emit: Callable[[str], None]) -> Row:
     """Check one variant at every check size and the benchmark size, then time it: one result row.
-    Runs in a worker process when isolated (emit sends the progress steps to the parent)."""
+    Runs in a worker process when isolated (emit sends the progress steps to the parent). Warnings
+    that libraries raise meanwhile are kept on the row (its `warnings`), never printed raw."""
+    with library_warnings.caught() as raised:
+        row = _check_and_time(family, variant, size, policy, check_only, emit)
+    row.warnings = raised
+    return row
+
+
+def _check_and_time(family: Family, variant: Variant, size: dict[str, int], policy: timing.TimingPolicy,
+                    check_only: bool, emit: Callable[[str], None]) -> Row:
     host = families.host(family.name)
     row = _blank_row(family, variant, size, host)
     try:

@@ -141,7 +141,9 @@ def run_suite(suite: Suite, json_out: Path | None = None, progress: ProgressFn |
     """Run case by case, every variant in one worker process that is replaced only when a variant
     faults or hangs; with json_out, the file is rewritten atomically after each variant, so an
     interrupted suite keeps everything it finished. progress gets run's events, each `within` its
-    case ("case 2/5 matmul[BM=64]"). with_tools: `--with ncu,sanitize`, after each case (commands/row_story.py),
+    case ("case 2/5 matmul[BM=64]"); a unit's DONE event (the one with an outcome) is counted over
+    the whole suite's units (index and total), its outcome named as its row will be (the sweep's
+    label in the variant). with_tools: `--with ncu,sanitize`, after each case (commands/row_story.py),
     reports under with_out/case<N>."""
     with isolation.Worker(timeout_s) as worker:
         return _run_cases(suite, json_out, progress, worker, with_tools, with_out)
@@ -150,8 +152,12 @@ def run_suite(suite: Suite, json_out: Path | None = None, progress: ProgressFn |
 def _run_cases(suite: Suite, json_out: Path | None, progress: ProgressFn | None,
                worker: isolation.Worker, with_tools: tuple[str, ...] = (),
                with_out: Path = Path("gpuprof-with")) -> results.Results:
+    from gpuprof.commands.suite_plan import units_of  # suite_plan imports this module
+
     outcome: results.Results | None = None
     steps = [(case, size) for case in suite.cases for size in _sizes(case)]
+    all_units = len(units_of(suite))
+    units_before = 0  # units of the earlier cases: this case's events count on from there
     for number, (case, size) in enumerate(steps, 1):
         label = sweep_label(case.defines)
         earlier = outcome.rows if outcome is not None else []
@@ -178,12 +184,19 @@ def _run_cases(suite: Suite, json_out: Path | None, progress: ProgressFn | None,
 
         step_label = f"case {number}/{len(steps)} {case.family}{label}"
 
-        def on_step(step: Progress, step_label: str = step_label, clock: StepClock = clock) -> None:
+        def on_step(step: Progress, step_label: str = step_label, clock: StepClock = clock,
+                    before: int = units_before, label: str = label) -> None:
             clock(step)
-            if progress:
+            if progress is None:
+                return
+            if step.outcome is None:  # a step of the work (or of --with's tools)
                 progress(replace(step, within=step_label))
+            else:  # a unit done: counted over the whole suite
+                named = replace(step.outcome, variant=step.outcome.variant + label)
+                progress(replace(step, within=step_label, index=before + step.index,
+                                 total=max(all_units, before + step.total), outcome=named))
 
-        run_family(
+        part = run_family(
             RunRequest(family=case.family, variants=case.variants, size=size,
                        policy=policy_of(suite.case_timing(case)), defines=case.defines,
                        extra_variants=case_variants(suite, case), timeout_s=worker.timeout_s,
@@ -191,6 +204,7 @@ def _run_cases(suite: Suite, json_out: Path | None, progress: ProgressFn | None,
                        with_out=with_out / f"case{number}"),
             on_step, checkpoint=save, worker=worker,
         )
+        units_before += len(part.rows)
     if outcome is None:
         raise ValueError("a suite without cases")  # load_suite refuses those
     return outcome

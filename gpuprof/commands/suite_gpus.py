@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from gpuprof import results
-from gpuprof.commands.run import DEFAULT_VARIANT_TIMEOUT_S, RunRequest, run_family
+from gpuprof.commands.run import DEFAULT_VARIANT_TIMEOUT_S, RunRequest, run_family, unit_outcome
 from gpuprof.commands.suite import StepClock, case_variants, gpu_record, label_rows, policy_of, store_speedups
 from gpuprof.commands.suite_plan import Dispatch, Unit, estimate_units, units_of
 from gpuprof.errors import EnvironmentProblem, Finding, GpuprofError, Interrupted, UsageError
@@ -223,7 +223,8 @@ def run_suite_on_gpus(suite: Suite, gpus: list[int], json_out: Path | None = Non
                       work: RunUnit = run_unit, history: results.Results | None = None,
                       prepare: Prepare | None = warm_worker) -> results.Results:
     """Run every unit of the suite on the listed GPUs at once; after each unit is saved, progress
-    gets a DONE event for it ("family/variant" within "GPU 1:"), `index` counting the units done.
+    gets a DONE event for it ("family/variant" within "GPU 1:"), `index` counting the units done, its
+    outcome the unit's row (as run's DONE events carry it).
 
     Each time a GPU is free it gets its next unit from suite_plan.Dispatch (longest first, keeping to
     the families it has started; estimated from `history`, an earlier results file, where it has the
@@ -272,8 +273,9 @@ def run_suite_on_gpus(suite: Suite, gpus: list[int], json_out: Path | None = Non
             if progress:
                 unit = units[part.number]
                 family = suite.cases[unit.case_index].family
+                outcome = unit_outcome(part.rows[0], gpu=part.gpu) if part.rows else None
                 progress(Progress(f"{family}/{unit.variant}", DONE, received - 1, len(units),
-                                  within=f"GPU {part.gpu}:"))
+                                  within=f"GPU {part.gpu}:", outcome=outcome))
         for process in processes.values():
             process.join()
     finally:

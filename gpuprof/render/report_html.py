@@ -20,6 +20,7 @@ from gpuprof.analysis.tables import Table
 from gpuprof.commands.report import StoryReport
 from gpuprof.files import HTML_MARK
 from gpuprof.render import charts, units
+from gpuprof.render.library_warnings_view import TF32_MARK, tf32_off
 from gpuprof.render.tables import footer
 from gpuprof.results import OK, Row, size_label
 
@@ -55,6 +56,9 @@ details{margin:8px 0}summary{cursor:pointer;color:#57606a}
 ul.notes{font-size:12px;color:#57606a;margin:4px 0;padding-left:18px}
 .failures{background:#fff5f5;border:1px solid #f3c4c4;border-radius:8px;padding:8px 14px}
 """
+
+# Footnotes of marked rows (a % above 100, the TF32 warning): under their own table, not in the shared notes.
+_ROW_MARKS = ("*", TF32_MARK)
 
 
 def page(story: StoryReport) -> str:
@@ -210,7 +214,7 @@ def _rows_table(story: StoryReport, table: Table) -> str:
         if r.check.max_rel_error is not None:
             check += f" <span class=\"dim\">{r.check.max_rel_error:.1e}</span>"
         cells: list[tuple[str, str] | tuple[str, str, bool]] = [
-            (r.variant + (" (vendor)" if r.vendor else ""), "l"),
+            (r.variant + (" (vendor)" if r.vendor else "") + (f" {TF32_MARK}" if tf32_off(r) else ""), "l"),
             (check, "l", True),
             (units.seconds(summary.median_s) if summary else "-", ""),
             (units.percent(summary.rel_spread, 2) if summary else "-", ""),
@@ -232,7 +236,7 @@ def _rows_table(story: StoryReport, table: Table) -> str:
             cells.append((sanitizer_verdict(r.sanitizer), "wrap", True))
         body.append(cells)
     notes = [line for line in footer(table, story.report.ceilings, story.report.results.environment)
-             if any(line.startswith(f"{r.variant}:") for r in table.rows) or line.startswith("*")]
+             if any(line.startswith(f"{r.variant}:") for r in table.rows) or line.startswith(_ROW_MARKS)]
     note_html = "<ul class=\"notes\">" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>" if notes else ""
     return _table(head, body) + note_html
 
@@ -280,7 +284,7 @@ def _how_measured(story: StoryReport) -> str:
     lines: dict[str, None] = {}
     for table in story.report.tables:
         for line in footer(table, story.report.ceilings, story.report.results.environment):
-            if not any(line.startswith(f"{r.variant}:") for r in table.rows) and not line.startswith("*"):
+            if not any(line.startswith(f"{r.variant}:") for r in table.rows) and not line.startswith(_ROW_MARKS):
                 lines.setdefault(line, None)
     items = "".join(f"<li>{_e(line)}</li>" for line in lines)
     geomean = ("geomean: the geometric mean of the speedups of every rung (rows that passed, not the vendor's; "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -18,6 +18,7 @@ from gpuprof.errors import GpuprofError
 from gpuprof.measure.timing import MODES
 from gpuprof.render import units
 from gpuprof.render.fit import Column, fitted_table, print_table
+from gpuprof.render.library_warnings_view import TF32_MARK, other_warning_lines, tf32_footnote, tf32_off
 from gpuprof.render.vendor_notes import vendor_line
 from gpuprof.results import FAULT, IMPOSSIBLE, OK, SKIPPED, TIMEOUT, WRONG, Derived, Row, Timing, size_label
 
@@ -36,11 +37,14 @@ _DROP_SAME_SIZE, _DROP_SPREAD, _DROP_VS_BASELINE, _DROP_SAMPLES, _DROP_SIZE, _DR
     7, 6, 5, 4, 3, 2, 1)
 
 
-def print_run_tables(console: Console, report: Report, wide: bool) -> None:
+def print_run_tables(console: Console, report: Report, wide: bool,
+                     outside_warnings: Sequence[Mapping[str, str]] = ()) -> None:
     """Every table of the report, each as wide as the console (wide: every column). With several
     tables (a suite, a results file), the footer lines every table shares (how it was timed and
     checked, the ceilings) are printed once, after the last table, and the failed rows are listed
-    last; each table keeps only the lines that are its own."""
+    last; each table keeps only the lines that are its own. Library warnings other than TF32's (a
+    footnote of its rows) are listed once before the failed rows, with those raised outside any
+    row's work (outside_warnings)."""
     width = None if wide else console.width
     shared = shared_footer(report) if len(report.tables) > 1 else []
     environment = report.results.environment
@@ -49,6 +53,10 @@ def print_run_tables(console: Console, report: Report, wide: bool) -> None:
                                        environment=environment), wide)
     if shared:
         console.print(Text("\n".join(["every table above —", *shared]), style="dim"))
+    raised = other_warning_lines([row for table in report.tables for row in table.rows], outside_warnings)
+    if raised:
+        console.print(Text("\n".join(raised), style="yellow"))
+    if shared:
         failed = [row for table in report.tables for row in table.rows if row.failed]
         if failed:
             console.print(Text(f"{len(failed)} row(s) failed:", style="red"))
@@ -95,7 +103,7 @@ def run_table(table: RunTable, ceilings: Ceilings | None, width: int | None = No
         if r.check.max_rel_error is not None:
             check.append(f" {r.check.max_rel_error:.1e}")
         cells: list[str | Text] = [
-            r.variant + (" (vendor)" if r.vendor else ""),
+            r.variant + (" (vendor)" if r.vendor else "") + (f" {TF32_MARK}" if tf32_off(r) else ""),
             size_label(r.size),
             check,
             units.seconds(summary.median_s if summary else None),
@@ -185,6 +193,9 @@ def footer(table: RunTable, ceilings: Ceilings | None, environment: Mapping[str,
     vendor = vendor_line([(r.variant, calls[r.variant]) for r in table.rows if r.variant in calls], environment or {})
     if vendor:
         lines.append(vendor)
+    tf32 = tf32_footnote(table.rows)
+    if tf32:
+        lines.append(tf32)
     for r in table.rows:
         for note in r.check.notes:
             lines.append(f"{r.variant}: {note}")

@@ -215,3 +215,99 @@ def test_a_suite_spread_over_gpus_stores_speedups_across_the_gpus_rows(tmp_path)
         row.derived = Derived(rate_kind="bytes", rate=rate)
         merged.add(UnitDone(number, number, {"gpu_name": "test GPU"}, [row]), 1.0)
     assert [r.derived.vs_baseline for r in merged.outcome.rows] == [1.0, 1.5]  # vectorized ran on the other GPU
+
+
+# ---------------------------------------------------------------- progress: one line per finished unit
+
+
+def reporting_run_family(request, progress=None, checkpoint=None, worker=None):
+    """judged_run_family that reports the core's steps, a DONE with each row's outcome (as run_family does)."""
+    from gpuprof.commands.run import unit_outcome
+    from gpuprof.progress import DONE, Progress
+
+    variants = request.variants if isinstance(request.variants, list) else ["grid"]
+    seen = []
+
+    def judged(partial):
+        row = partial.rows[-1]
+        index = len(partial.rows) - 1
+        for step in ("compile", "check", "time", "verify"):
+            progress(Progress(row.variant, step, index, len(variants)))
+        seen.append(row)
+        progress(Progress(row.variant, DONE, index, len(variants), outcome=unit_outcome(row)))
+        if checkpoint:
+            checkpoint(partial)
+
+    return judged_run_family(request, None, judged, worker)
+
+
+def _fake_monotonic(monkeypatch, step_s):
+    import itertools
+    import types
+
+    from gpuprof.render import suite_progress
+
+    ticks = itertools.count(0.0, step_s)
+    monkeypatch.setattr(suite_progress, "time", types.SimpleNamespace(monotonic=lambda: next(ticks)))
+
+
+def test_a_suite_in_a_log_prints_one_plain_line_per_finished_unit(tmp_path, monkeypatch):
+    monkeypatch.setattr(suite_runner, "run_family", reporting_run_family)
+    monkeypatch.setattr(suite_runner, "gpu_ceilings", lambda: LIMITS)
+    _fake_monotonic(monkeypatch, 10.0)  # each unit's line 10 s after the last
+    out = tmp_path / "smoke.json"
+    result = CliRunner().invoke(app, ["suite", "suites/smoke.toml", "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [
+        "[1/6  0:10 ETA  0:50] vecadd grid 67108864  OK  1 ms  1200 GB/s",
+        "[2/6  0:20 ETA  0:40] vecadd vectorized 67108864  OK  1 ms  1200 GB/s",
+        "[3/6  0:30 ETA  0:30] vecadd torch 67108864  OK  1 ms  1200 GB/s",
+        "[4/6  0:40 ETA  0:20] matmul smem_tiled 2048x2048x2048  OK  1 ms  2.00 TFLOP/s",
+        "[5/6  0:50 ETA  0:10] matmul warptile 2048x2048x2048  OK  1 ms  2.00 TFLOP/s",
+        "[6/6  1:00 ETA  0:00] matmul cublas 2048x2048x2048  OK  1 ms  2.00 TFLOP/s",
+    ]
+    assert "[1/6" not in result.stdout and len(results.load(out).rows) == 6  # the JSON as before
+
+
+def test_quiet_prints_no_progress_and_a_shard_counts_its_own_units(tmp_path, monkeypatch):
+    monkeypatch.setattr(suite_runner, "run_family", reporting_run_family)
+    monkeypatch.setattr(suite_runner, "gpu_ceilings", lambda: LIMITS)
+    _fake_monotonic(monkeypatch, 1.0)
+    quiet = CliRunner().invoke(app, ["suite", "suites/smoke.toml", "--json", str(tmp_path / "q.json"), "-q"])
+    assert quiet.exit_code == 0 and quiet.stderr == ""
+    shard = CliRunner().invoke(app, ["suite", "suites/smoke.toml", "--shard", "1/2", "--json",
+                                     str(tmp_path / "s.json")])
+    assert shard.exit_code == 0, shard.output
+    lines = shard.stderr.splitlines()
+    assert lines[0].startswith("shard 1/2: 3 of 6 units")
+    assert [line.split("]")[0].split()[0] for line in lines[1:]] == ["[1/3", "[2/3", "[3/3"]
+
+
+def test_a_sweeps_progress_line_names_the_row_it_makes(tmp_path, monkeypatch):
+    suite = tmp_path / "sweep.toml"
+    suite.write_text('schema = 1\nname = "sweep"\n[[sweep]]\nfamily = "matmul"\nvariant = "warptile"\n'
+                     'params = { BM = [64, 128] }\nsize = { m = 256, n = 256, k = 256 }\n')
+    monkeypatch.setattr(suite_runner, "run_family", reporting_run_family)
+    seen = []
+    suite_runner.run_suite(suite_runner.load(suite), progress=seen.append)
+    finished = [(s.finished, s.total, s.outcome.row_id) for s in seen if s.outcome is not None]
+    assert finished == [(1, 2, "matmul/warptile[BM=64]/256x256x256"), (2, 2, "matmul/warptile[BM=128]/256x256x256")]
+
+
+def test_on_a_terminal_the_lines_print_above_a_live_bar_cut_to_its_width(monkeypatch):
+    import io
+
+    from rich.console import Console
+
+    from gpuprof.cli import _suite_progress
+    from gpuprof.progress import DONE, Progress, UnitOutcome
+
+    screen = io.StringIO()
+    monkeypatch.setattr(_suite_progress, "err_console",
+                        Console(file=screen, force_terminal=True, width=60, color_system=None))
+    _fake_monotonic(monkeypatch, 30.0)
+    outcome = UnitOutcome("matmul", "warptile", "4096x4096x4096", "ok", 2.931e-3, 46.92e12, "flop")
+    with _suite_progress.suite_progress() as on_step:
+        on_step(Progress("warptile", "time", 0, 2, within="case 1/1 matmul"))
+        on_step(Progress("warptile", DONE, 0, 2, within="case 1/1 matmul", outcome=outcome))
+    assert "[1/2  0:30 ETA  0:30] matmul warptile 4096x4096x4096  OK  2…\n" in screen.getvalue()  # 60 columns

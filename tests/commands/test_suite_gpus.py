@@ -66,6 +66,9 @@ def test_rows_spread_over_gpu_processes_merge_in_suite_order(suite, tmp_path):
     assert [step.finished for step in seen] == list(range(1, 8)) and {step.total for step in seen} == {7}
     assert {step.within for step in seen} <= {"GPU 0:", "GPU 1:"} and all(step.step == DONE for step in seen)
     assert sorted(step.variant for step in seen) == sorted(f"{r.family}/{r.variant}" for r in saved.rows)
+    # each DONE carries its row's outcome for the progress line, with the GPU that ran it
+    assert sorted(step.outcome.row_id for step in seen) == sorted(r.id for r in saved.rows)
+    assert all(f"GPU {step.outcome.gpu}:" == step.within and step.outcome.status == "ok" for step in seen)
 
 
 def test_a_gpu_process_that_dies_holding_a_unit_is_one_error_not_a_hang(suite, tmp_path):
