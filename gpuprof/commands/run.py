@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -179,27 +180,34 @@ def _check_and_time(family: Family, variant: Variant, size: dict[str, int], poli
                     check_only: bool, emit: Callable[[str], None]) -> Row:
     host = families.host(family.name)
     row = _blank_row(family, variant, size, host)
+    steps: list[str] = []
+
+    def step(name: str) -> None:  # the step a CUDA error happened in, for the row's reason
+        steps.append(name)
+        emit(name)
+
     try:
         harness = timing.shared_harness()
-        emit("compile")
+        step("compile")
         launch_for = make_launch_factory(family, variant, host)
-        emit("check")
+        step("check")
         row.check, prepared = check_variant(host, variant, launch_for, [*family.check_sizes, row.size],
                                             harness.stream, family.inplace, family.check_launches,
                                             output_use(family, variant))
         if row.check.status == OK and not check_only:
-            emit("time")
+            step("time")
             refresh_inputs(host, prepared)  # values no launch has seen, and an unwritten output
             launch = launch_for(prepared.inputs, prepared.out, prepared.size)
             row.timing = timing.measure(launch, harness, policy, host_synchronous=host_synchronous(variant))
-            emit("verify")
+            step("verify")
             audit_timed_launches(row.check, host, prepared, (launch, launch_for), harness, family.inplace,
                                  cupti=variant.vendor or not variant.is_cuda or variant.plan is not None,
                                  held=not host_synchronous(variant))  # a held stream would block its copies
         del prepared
     except _cuda_errors() as exc:
         # A sticky CUDA error (illegal address, launch failure) poisons the whole context.
-        row.check = CheckResult(status=FAULT, reasons=[f"CUDA error: {str(exc).splitlines()[0]}"])
+        during = f" during {steps[-1]}" if steps else ""
+        row.check = CheckResult(status=FAULT, reasons=[f"CUDA error{during}: {str(exc).splitlines()[0]}"])
         return row
     except EnvironmentProblem as exc:
         # This variant needs something the machine lacks (PyTorch for a vendor variant, say):
@@ -263,8 +271,15 @@ def _run_isolated(worker: isolation.Worker, job: tuple, report: Callable[[str], 
 
 
 def _cuda_errors() -> tuple[type[BaseException], ...]:
+    """CuPy's CUDA errors, and PyTorch's (torch.AcceleratorError, torch >= 2.8) once a vendor or
+    Python variant has imported torch: a CUDA error raised through torch is the row's fault too."""
     cp = cupy()
-    return (cp.cuda.runtime.CUDARuntimeError, cp.cuda.driver.CUDADriverError)
+    errors: tuple[type[BaseException], ...] = (cp.cuda.runtime.CUDARuntimeError, cp.cuda.driver.CUDADriverError)
+    torch = sys.modules.get("torch")
+    accelerator_error = getattr(torch, "AcceleratorError", None) if torch is not None else None
+    if isinstance(accelerator_error, type) and issubclass(accelerator_error, BaseException):
+        errors += (accelerator_error,)
+    return errors
 
 
 def _check_memory(host: FamilyHost, size: dict[str, int]) -> None:
