@@ -146,13 +146,13 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
     options.plan = "stages" (default): `kernel` is one global radix-2 stage, launched log2(n) times;
     "tile": `kernel` finishes sub-FFTs of up to TILE points in shared memory, after
     extra_kernels[0] (a global stage) has split larger signals; "passes": one launch per radix of
-    pass_radices(n, MAX_RADIX), the kernel for radix R being the manifest's helper rR; "stockham":
+    pass_radices(n, MAX_RADIX), the kernel for radix R being the manifest's helper rR; "radix_passes":
     the same passes with the radix-8 Stockham kernels' blocks (stockham_threads)."""
     cp = cupy()
     n, batch = size["n"], size["batch"]
     if variant.options.get("plan") == "passes":
         return _plan_passes(variant, functions, inputs, out, size, ctx)
-    if variant.options.get("plan") == "stockham":
+    if variant.options.get("plan") == "radix_passes":
         return _plan_stockham(variant, functions, inputs, out, size, ctx)
     tiled = variant.options.get("plan", "stages") == "tile"
     stage_name = variant.extra_kernels[0] if tiled else variant.kernel
@@ -210,18 +210,19 @@ def _plan_passes(variant: Any, functions: dict[str, Any], inputs: dict[str, Any]
     return launch
 
 
-# The radix-RADIX Stockham variant (options.plan = "stockham", kernels/fft/stockham.cu): each
+# The radix-RADIX Stockham variant (options.plan = "radix_passes", kernels/fft/stockham.cu): each
 # thread holds RADIX points, a block T·RADIX points = C columns of R. These mirror the .cu's
-# column_stride and its trap on too little shared memory.
-STOCKHAM_MAX_THREADS = 1024  # the .cu's MAX_THREADS (__launch_bounds__)
-STOCKHAM_MIN_RUN = 4  # columns side by side in a later pass's block: 4 x 8 B = one 32-byte sector
+# bound_threads, column_stride and its trap on too little shared memory.
+STOCKHAM_MAX_THREADS = 1024  # the .cu's MAX_THREADS
+STOCKHAM_MIN_RUN = 4  # the .cu's MIN_RUN: columns side by side in a later pass's block, 4 x 8 B = 32 B
 
 
 def stockham_threads(radix: int, points: int, threads: int, several_passes: bool) -> int:
-    """Threads of one pass's block: THREADS, or more when a block would hold less than one column
-    of R points, or (n > MAX_RADIX) fewer than STOCKHAM_MIN_RUN columns, whose loads and stores
-    would then not fill whole 32-byte sectors."""
-    return max(threads, radix // points * (STOCKHAM_MIN_RUN if several_passes else 1))
+    """Threads of one pass's block (the .cu's bound_threads): THREADS, or more when a block would
+    hold less than one column of R points, or (n > MAX_RADIX) fewer than STOCKHAM_MIN_RUN columns,
+    whose loads and stores would then not fill whole 32-byte sectors; at most 1024."""
+    wanted = radix // points * (STOCKHAM_MIN_RUN if several_passes else 1)
+    return max(threads, min(STOCKHAM_MAX_THREADS, wanted))
 
 
 def stockham_columns(radix: int, points: int, block_threads: int) -> int:
@@ -243,9 +244,10 @@ def stockham_smem_bytes(radix: int, points: int, block_threads: int) -> int:
 
 def _plan_stockham(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: Any, size: dict[str, int],
                    ctx: Any):
-    """The Stockham launches: pass_radices(n, MAX_RADIX) like the four-step plan, each pass with
-    its own block (stockham_threads: THREADS unless the pass needs more) and the dynamic shared
-    memory its columns take (over 48 KB: the kernel's limit is raised here, outside the timing)."""
+    """The Stockham launches: pass_radices(n, MAX_RADIX) like the four-step plan, the helper rR
+    for a one-pass transform and wR for each pass of a longer one (their __launch_bounds__
+    differ), each with its block (stockham_threads) and the dynamic shared memory its columns take
+    (over 48 KB: the kernel's limit is raised here, outside the timing)."""
     cp = cupy()
     n, batch = size["n"], size["batch"]
     threads, points, max_radix = ctx.block[0], variant.defines["RADIX"], variant.defines["MAX_RADIX"]
@@ -255,13 +257,11 @@ def _plan_stockham(variant: Any, functions: dict[str, Any], inputs: dict[str, An
     buffers = {"in": inputs["in"], "out": out}
     if any("work" in (step.src, step.dst) for step in steps):
         buffers["work"] = cp.empty_like(out)
+    several = len(steps) > 1
     calls = []
     for step in steps:
-        block_threads = stockham_threads(step.radix, points, threads, len(steps) > 1)
-        if block_threads > STOCKHAM_MAX_THREADS:
-            raise UsageError(f"fft {variant.name}: a radix-{step.radix} pass needs {block_threads} threads a block, "
-                             f"more than {STOCKHAM_MAX_THREADS}; lower MAX_RADIX")
-        fn = _keys.helper(variant, functions, f"r{step.radix}")
+        block_threads = stockham_threads(step.radix, points, threads, several)
+        fn = _keys.helper(variant, functions, f"{'w' if several else 'r'}{step.radix}")
         smem = stockham_smem_bytes(step.radix, points, block_threads)
         fn.max_dynamic_shared_size_bytes = smem
         columns = stockham_columns(step.radix, points, block_threads)

@@ -3,9 +3,9 @@
 // no staging of the signal through shared memory and no twiddle table. Same pass split as
 // fourstep (n = R1·R2 with every R <= MAX_RADIX; one pass, one DRAM sweep, up to 2048 points) but
 // a block holds only RADIX·T points (T threads, RADIX points each; T = THREADS unless the pass
-// needs more, see gpuprof/families/fft.py stockham_threads): at 1024 x 65536 and THREADS = 128 a
-// block is one signal in 8 KB of shared memory, so many blocks share an SM and one block's
-// loads overlap the others' arithmetic.
+// needs more: a whole column, and MIN_RUN columns side by side when n > MAX_RADIX): at
+// 1024 x 65536 and THREADS = 128 a block is one signal in 8 KB of shared memory, so many blocks
+// share an SM and one block's loads overlap the others' arithmetic.
 // Stages: radix RADIX while RADIX points are left, then one radix-2 or radix-4 stage when
 // log_RADIX(R) is not whole (1024 = 8·8·8·2 or 4^5). The first stage reads its RADIX points
 // straight from global memory (point b + j·R/RADIX of its column: consecutive threads read
@@ -31,8 +31,12 @@
 #ifndef MAX_RADIX
 #define MAX_RADIX 2048
 #endif
+#ifndef MINBLOCKS
+#define MINBLOCKS 8  // blocks of THREADS an SM: caps registers at 65536 / (MINBLOCKS·THREADS) = 64
+#endif
 
-#define MAX_THREADS 1024  // the host may widen a pass's block up to this (stockham_threads)
+#define MAX_THREADS 1024  // the host widens a pass's block up to this (fft.py stockham_threads)
+#define MIN_RUN 4         // columns side by side in a later pass's block: 4 x 8 B, one 32-byte sector
 
 static_assert(RADIX == 4 || RADIX == 8, "RADIX: 4 or 8 (points per thread and the main stage radix)");
 static_assert(THREADS >= 32 && THREADS <= MAX_THREADS && (THREADS & (THREADS - 1)) == 0,
@@ -264,28 +268,55 @@ static __device__ __forceinline__ void stockham_pass(const float2* __restrict__ 
     stages<R, 1>(in, out, data, G);
 }
 
-// One entry point per radix; fft.py picks them through the manifest's helpers (r2 ... r2048).
-// fft_stockham itself is the radix-1024 pass (the whole transform at 1024 points).
-extern "C" __global__ void __launch_bounds__(MAX_THREADS)
+// One entry point per radix and kind of pass; fft.py picks them through the manifest's helpers:
+// rR for a one-pass transform (n = R), wR for a pass of a longer signal. fft_stockham itself is
+// the one-pass radix-1024 kernel, the whole transform at 1024 points. Each kernel's bound is the
+// block the host gives it (fft.py stockham_threads) and keeps MINBLOCKS·THREADS threads an SM.
+static __host__ __device__ constexpr int bound_threads(int R, int run)
+{
+    return THREADS > (R / RADIX * run < MAX_THREADS ? R / RADIX * run : MAX_THREADS)
+         ? THREADS : (R / RADIX * run < MAX_THREADS ? R / RADIX * run : MAX_THREADS);
+}
+static __host__ __device__ constexpr int bound_blocks(int R, int run)
+{
+    return MINBLOCKS * THREADS / bound_threads(R, run) > 1 ? MINBLOCKS * THREADS / bound_threads(R, run) : 1;
+}
+
+static_assert(bound_threads(1024, 1) == THREADS, "THREADS*RADIX must hold one 1024-point signal (the bound of fft_stockham)");
+
+extern "C" __global__ void __launch_bounds__(THREADS, MINBLOCKS)
 fft_stockham(const float2* __restrict__ in, float2* __restrict__ out, int n, int batch, int s)
 {
     stockham_pass<1024>(in, out, n, batch, s);
 }
 
-#define STOCKHAM_KERNEL(R)                                                                             \
-    extern "C" __global__ void __launch_bounds__(MAX_THREADS)                                          \
-    fft_stockham_r##R(const float2* __restrict__ in, float2* __restrict__ out, int n, int batch, int s) \
+#define STOCKHAM_KERNEL(NAME, R, RUN)                                                                  \
+    extern "C" __global__ void __launch_bounds__(bound_threads(R, RUN), bound_blocks(R, RUN))         \
+    NAME(const float2* __restrict__ in, float2* __restrict__ out, int n, int batch, int s)              \
     {                                                                                                  \
         stockham_pass<R>(in, out, n, batch, s);                                                        \
     }
+#define ONE_PASS(R) STOCKHAM_KERNEL(fft_stockham_r##R, R, 1)
+#define LATER_PASS(R) STOCKHAM_KERNEL(fft_stockham_w##R, R, MIN_RUN)
 
-STOCKHAM_KERNEL(2)
-STOCKHAM_KERNEL(4)
-STOCKHAM_KERNEL(8)
-STOCKHAM_KERNEL(16)
-STOCKHAM_KERNEL(32)
-STOCKHAM_KERNEL(64)
-STOCKHAM_KERNEL(128)
-STOCKHAM_KERNEL(256)
-STOCKHAM_KERNEL(512)
-STOCKHAM_KERNEL(2048)
+ONE_PASS(2)
+ONE_PASS(4)
+ONE_PASS(8)
+ONE_PASS(16)
+ONE_PASS(32)
+ONE_PASS(64)
+ONE_PASS(128)
+ONE_PASS(256)
+ONE_PASS(512)
+ONE_PASS(2048)
+LATER_PASS(2)
+LATER_PASS(4)
+LATER_PASS(8)
+LATER_PASS(16)
+LATER_PASS(32)
+LATER_PASS(64)
+LATER_PASS(128)
+LATER_PASS(256)
+LATER_PASS(512)
+LATER_PASS(1024)
+LATER_PASS(2048)

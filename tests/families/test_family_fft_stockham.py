@@ -248,7 +248,7 @@ class FakeKernel:
 
 def plan_calls(monkeypatch, variant, size):
     calls: list = []
-    functions = {k: FakeKernel(k, calls) for k in (variant.kernel, *variant.helpers.values())}
+    functions = {k: FakeKernel(k, calls) for k in {variant.kernel, *variant.helpers.values()}}
     monkeypatch.setattr(fft, "cupy", lambda: SimpleNamespace(empty_like=lambda a: "WORK"))
     threads = variant.block_dims()[0]
     launch = fft.plan(variant, functions, {"in": "IN"}, "OUT", size,
@@ -267,10 +267,14 @@ def test_plan_widens_the_blocks_of_later_passes_to_four_columns(monkeypatch):
     calls = plan_calls(monkeypatch, STOCKHAM, {"n": 2**20, "batch": 16})
     smem = 8 * 4 * 1025  # 4 columns of 1024 points, one slot apart
     blocks = 1024 * 16 // 4
-    assert calls == [("fft_stockham", (blocks,), (512, 1, 1), 1, smem, "IN", "WORK"),
-                     ("fft_stockham", (blocks,), (512, 1, 1), 1024, smem, "WORK", "OUT")]
+    assert calls == [("fft_stockham_w1024", (blocks,), (512, 1, 1), 1, smem, "IN", "WORK"),
+                     ("fft_stockham_w1024", (blocks,), (512, 1, 1), 1024, smem, "WORK", "OUT")]
     calls = plan_calls(monkeypatch, STOCKHAM, {"n": 2**22, "batch": 1})
-    assert [c[:5] for c in calls] == [("fft_stockham_r2048", (2048 // 4,), (1024, 1, 1), s, 8 * 4 * 2049)
+    assert [c[:5] for c in calls] == [("fft_stockham_w2048", (2048 // 4,), (1024, 1, 1), s, 8 * 4 * 2049)
+                                      for s in (1, 2048)]
+    radix4 = STOCKHAM.with_defines({"RADIX": 4, "THREADS": 256})  # 2048/4 x 4 columns: capped at 1024 threads
+    calls = plan_calls(monkeypatch, radix4, {"n": 2**22, "batch": 1})
+    assert [c[:5] for c in calls] == [("fft_stockham_w2048", (2048 // 2,), (1024, 1, 1), s, 8 * 2 * 2049)
                                       for s in (1, 2048)]
 
 
@@ -290,23 +294,27 @@ def test_a_max_radix_without_kernels_is_a_usage_error(monkeypatch, max_radix):
         plan_calls(monkeypatch, STOCKHAM.with_defines({"MAX_RADIX": max_radix}), {"n": 2**20, "batch": 1})
 
 
-def test_every_radix_the_plan_can_pick_has_a_helper_kernel():
-    radices = {r for k in range(1, 23) for r in fft.pass_radices(2**k, STOCKHAM.defines["MAX_RADIX"])}
-    assert {f"r{r}" for r in radices} <= set(STOCKHAM.helpers)
+@pytest.mark.parametrize("max_radix", [2048, 256, 2])
+def test_every_radix_the_plan_can_pick_has_a_helper_kernel(max_radix):
+    splits = [fft.pass_radices(2**k, max_radix) for k in range(1, 23)]
+    roles = {f"{'w' if len(split) > 1 else 'r'}{r}" for split in splits for r in split}
+    assert roles <= set(STOCKHAM.helpers)
     text = STOCKHAM.file.read_text()
     for role, kernel in STOCKHAM.helpers.items():
         radix = int(role[1:])
         if kernel == STOCKHAM.kernel:  # written out: the catalogue finds the main kernel's declaration
-            assert f"stockham_pass<{radix}>" in text
+            assert role == "r1024" and "stockham_pass<1024>" in text
         else:
-            assert kernel == f"fft_stockham_{role}" and f"STOCKHAM_KERNEL({radix})" in text
+            macro = "ONE_PASS" if role[0] == "r" else "LATER_PASS"
+            assert kernel == f"fft_stockham_{role}" and f"\n{macro}({radix})\n" in text
 
 
 def test_manifest_and_kernel_agree_on_the_host_constants():
-    assert STOCKHAM.options == {"plan": "stockham"}
+    assert STOCKHAM.options == {"plan": "radix_passes"}
     assert STOCKHAM.expected_limiter == "dram"
     text = STOCKHAM.file.read_text()
     assert re.search(rf"#define MAX_THREADS {fft.STOCKHAM_MAX_THREADS}\b", text)
+    assert re.search(rf"#define MIN_RUN {fft.STOCKHAM_MIN_RUN}\b", text)
     assert "return R + (columns > 1 && R >= 16 ? 1u : 0u);" in text  # fft.stockham_stride
     for k in range(1, 12):  # every pass of the shipped defines fits an SM's shared memory
         several = 2**k > STOCKHAM.defines["MAX_RADIX"] // 2
