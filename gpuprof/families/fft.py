@@ -1,5 +1,6 @@
 """fft: batched 1D forward FFT of complex FP32 signals (n a power of two); hand Stockham radix-2
-(naive -> shared memory) and the four-step passes (one or two sweeps over DRAM) against cuFFT.
+(naive -> shared memory), the four-step passes (one or two sweeps over DRAM) and the radix-8
+Stockham passes in small blocks against cuFFT.
 Reference: cuFFT in complex128 (float64) on the same input.
 
 Rate convention: 5·n·log2(n)·batch FLOP per transform (the usual radix-2 count, the one FFTW and
@@ -145,11 +146,14 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
     options.plan = "stages" (default): `kernel` is one global radix-2 stage, launched log2(n) times;
     "tile": `kernel` finishes sub-FFTs of up to TILE points in shared memory, after
     extra_kernels[0] (a global stage) has split larger signals; "passes": one launch per radix of
-    pass_radices(n, MAX_RADIX), the kernel for radix R being the manifest's helper rR."""
+    pass_radices(n, MAX_RADIX), the kernel for radix R being the manifest's helper rR; "radix_passes":
+    the same passes with the radix-8 Stockham kernels' blocks (stockham_threads)."""
     cp = cupy()
     n, batch = size["n"], size["batch"]
     if variant.options.get("plan") == "passes":
         return _plan_passes(variant, functions, inputs, out, size, ctx)
+    if variant.options.get("plan") == "radix_passes":
+        return _plan_stockham(variant, functions, inputs, out, size, ctx)
     tiled = variant.options.get("plan", "stages") == "tile"
     stage_name = variant.extra_kernels[0] if tiled else variant.kernel
     tile = variant.defines["TILE"] if tiled else None
@@ -202,6 +206,72 @@ def _plan_passes(variant: Any, functions: dict[str, Any], inputs: dict[str, Any]
     def launch(stream: Any) -> None:
         for fn, grid, args, smem in calls:
             fn(grid, ctx.block, args, stream=stream, shared_mem=smem)
+
+    return launch
+
+
+# The radix-RADIX Stockham variant (options.plan = "radix_passes", kernels/fft/stockham.cu): each
+# thread holds RADIX points, a block T·RADIX points = C columns of R. These mirror the .cu's
+# bound_threads, column_stride and its trap on too little shared memory.
+STOCKHAM_MAX_THREADS = 1024  # the .cu's MAX_THREADS
+STOCKHAM_MIN_RUN = 4  # the .cu's MIN_RUN: columns side by side in a later pass's block, 4 x 8 B = 32 B
+
+
+def stockham_threads(radix: int, points: int, threads: int, several_passes: bool) -> int:
+    """Threads of one pass's block (the .cu's bound_threads): THREADS, or more when a block would
+    hold less than one column of R points, or (n > MAX_RADIX) fewer than STOCKHAM_MIN_RUN columns,
+    whose loads and stores would then not fill whole 32-byte sectors; at most 1024."""
+    wanted = radix // points * (STOCKHAM_MIN_RUN if several_passes else 1)
+    return max(threads, min(STOCKHAM_MAX_THREADS, wanted))
+
+
+def stockham_columns(radix: int, points: int, block_threads: int) -> int:
+    return block_threads * points // radix
+
+
+def stockham_stride(radix: int, columns: int) -> int:
+    """The .cu's column_stride<R>: one slot more between columns when a block holds several."""
+    return radix + (1 if columns > 1 and radix >= 16 else 0)
+
+
+def stockham_smem_bytes(radix: int, points: int, block_threads: int) -> int:
+    """A single-stage pass (R <= RADIX) never touches shared memory."""
+    if radix <= points:
+        return 0
+    columns = stockham_columns(radix, points, block_threads)
+    return 8 * columns * stockham_stride(radix, columns)
+
+
+def _plan_stockham(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: Any, size: dict[str, int],
+                   ctx: Any):
+    """The Stockham launches: pass_radices(n, MAX_RADIX) like the four-step plan, the helper rR
+    for a one-pass transform and wR for each pass of a longer one (their __launch_bounds__
+    differ), each with its block (stockham_threads) and the dynamic shared memory its columns take
+    (over 48 KB: the kernel's limit is raised here, outside the timing)."""
+    cp = cupy()
+    n, batch = size["n"], size["batch"]
+    threads, points, max_radix = ctx.block[0], variant.defines["RADIX"], variant.defines["MAX_RADIX"]
+    if max_radix & (max_radix - 1) or not 2 <= max_radix <= 2048:
+        raise UsageError(f"fft {variant.name}: MAX_RADIX={max_radix} must be a power of two from 2 to 2048")
+    steps = passes(n, max_radix)
+    buffers = {"in": inputs["in"], "out": out}
+    if any("work" in (step.src, step.dst) for step in steps):
+        buffers["work"] = cp.empty_like(out)
+    several = len(steps) > 1
+    calls = []
+    for step in steps:
+        block_threads = stockham_threads(step.radix, points, threads, several)
+        fn = _keys.helper(variant, functions, f"{'w' if several else 'r'}{step.radix}")
+        smem = stockham_smem_bytes(step.radix, points, block_threads)
+        fn.max_dynamic_shared_size_bytes = smem
+        columns = stockham_columns(step.radix, points, block_threads)
+        blocks = -(-(n // step.radix) * batch // columns)
+        args = (buffers[step.src], buffers[step.dst], np.int32(n), np.int32(batch), np.int32(step.s))
+        calls.append((fn, (blocks,), (block_threads, 1, 1), args, smem))
+
+    def launch(stream: Any) -> None:
+        for fn, grid, block, args, smem in calls:
+            fn(grid, block, args, stream=stream, shared_mem=smem)
 
     return launch
 
