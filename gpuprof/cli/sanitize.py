@@ -84,7 +84,8 @@ def sanitize(
         console = human_console(target)
         with _Bar("sanitize") as bar:
             run = core.execute(request, bar)
-        write_json({"schema": "gpuprof.sanitize", "runs": run.results, "notes": run.notes}, target)
+        write_json({"schema": "gpuprof.sanitize", "runs": run.results, "notes": run.notes,
+                    "wall_seconds": run.wall_seconds, "longest_child": run.longest_child}, target)
     from gpuprof.render.sanitize_view import command_table, families_table, findings_view, skipped_line
 
     if str(target) != "-":
@@ -97,6 +98,9 @@ def sanitize(
             console.print(findings_view(run.results))
         if import_path is None:
             console.print(f"[dim]logs: {escape(str(out))}[/]")
+        timing = run.timing_line()
+        if timing is not None:
+            console.print(f"[dim]{escape(timing)}[/]")
     dirty = [r for r in run.results if not r.clean]
     if dirty:
         raise Finding(f"{len(dirty)} of {len(run.results)} runs found problems or could not be judged: "

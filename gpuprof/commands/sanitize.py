@@ -2,25 +2,28 @@
 findings parsed, counts cross-checked, places mapped back to source lines.
 
 Speed: a course-wide run starts one child per family and tool (one Python start-up, one set of
-imports and one CUDA context for all of a family's variants: start-ups, not kernels, were most of
-the time) and runs a batch's variants one by one alone only when the batch is not clean, so every
-finding is still pinned to its variant. The slowest tools' largest batches start first, so no long
-child is left to run alone at the end. racecheck checks shared memory only, so variants whose
-kernels use none (per ptxas) skip it.
+imports and one CUDA context for all of a family's variants) and runs a batch's variants one by one
+alone only when the batch is not clean, so every finding is still pinned to its variant. Each
+child's wall time is recorded in gpuprof's cache (sanitize_times); the next run starts the slowest
+children first and splits the few that would otherwise finish last (sanitize_plan). racecheck
+checks shared memory only, so variants whose kernels use none (per ptxas) skip it.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from pathlib import Path
 
 from gpuprof import gpu
+from gpuprof.commands import sanitize_times
+from gpuprof.commands.sanitize_plan import BATCH_SIZE, SanitizeJob, Skipped, plan_jobs, schedule
 from gpuprof.commands.sanitize_skips import declared_skips, racecheck_skips
 from gpuprof.commands.sanitize_sources import SourceFinder, SourceLine, python_scripts
 from gpuprof.commands.target import COMMAND, FAMILY, IMPORT, Target, TargetRules, validate
@@ -38,10 +41,6 @@ from gpuprof.tools.target import LaunchTarget
 from gpuprof.variants.catalog import Family, Variant, kernels_root
 from gpuprof.variants.sizes import parse_size
 
-BATCH_SIZE = 16  # variants per child at most: in practice a whole family (the largest has 11)
-# Which tool's children take longest (racecheck tracks every shared-memory access, initcheck every
-# byte's state), so they are started first; the order of the results does not depend on it.
-TOOL_COST = {"racecheck": 4, "initcheck": 3, "memcheck": 2, "synccheck": 1}
 JOBS_PER_GPU = 16
 DEFAULT_OUT = Path("gpuprof-sanitize")
 
@@ -94,12 +93,11 @@ class SanitizeResult:
 
 
 @dataclass(frozen=True)
-class Skipped:
-    """A (variant, tool) pair not run, and why."""
+class ChildTime:
+    """One sanitizer child's wall time: 'mnist/compiled initcheck' or 'mnist (3 variants) initcheck'."""
 
-    label: str
-    tool: str
-    reason: str
+    child: str
+    seconds: float
 
 
 @dataclass
@@ -107,6 +105,17 @@ class SanitizeRun:
     results: list[SanitizeResult]
     skipped: list[Skipped] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    wall_seconds: float | None = None  # from choosing the variants (triage included) to the last child's end
+    longest_child: ChildTime | None = None
+
+    def timing_line(self) -> str | None:
+        """'wall 28.4 s; longest child: mnist initcheck 19.1 s', so a measurement explains itself."""
+        if self.wall_seconds is None:
+            return None
+        line = f"wall {self.wall_seconds:.1f} s"
+        if self.longest_child is not None:
+            line += f"; longest child: {self.longest_child.child} {self.longest_child.seconds:.1f} s"
+        return line
 
 
 @dataclass(frozen=True)
@@ -141,6 +150,7 @@ def execute(request: SanitizeRequest, progress: ProgressFn | None = None) -> San
     if form == COMMAND:
         return sanitize_command(list(target.command), tools, request.out_dir, request.sanitizer, request.leak_check,
                                 progress=progress)
+    began = time.monotonic()  # the closing line's wall time includes the racecheck triage below
     chosen = chosen_variants(target)
     jobs = request.jobs or default_jobs()
     no_shared_memory: set[str] = set()
@@ -149,8 +159,10 @@ def execute(request: SanitizeRequest, progress: ProgressFn | None = None) -> San
         no_shared_memory, notes = racecheck_skips(chosen, jobs)
     skip = {} if request.no_skip else declared_skips(chosen, tools, no_shared_memory=no_shared_memory)
     run = sanitize_targets(launch_targets(chosen, target), tools, request.out_dir, request.sanitizer,
-                           leak_check=request.leak_check, jobs=jobs, progress=progress, skip=skip)
+                           leak_check=request.leak_check, jobs=jobs, progress=progress, skip=skip,
+                           times_file=sanitize_times.default_path(), alone=library_variants(chosen))
     run.notes += notes
+    run.wall_seconds = round(time.monotonic() - began, 2)
     return run
 
 
@@ -160,6 +172,13 @@ def chosen_variants(target: Target) -> list[tuple[Family, list[Variant]]]:
     if target.options.brings_variants and target.variants is None:
         return [(fam, [v for v in chosen if v.user]) for fam, chosen, _ in selection]
     return [(fam, chosen) for fam, chosen, _ in selection]
+
+
+def library_variants(chosen: list[tuple[Family, list[Variant]]]) -> set[str]:
+    """Labels of the variants that load a library when they start (vendor rows, Python variants:
+    PyTorch, torch.compile, Triton, CuPy's CUB): the slow ones, each in a child of its own when
+    their family's child is split."""
+    return {f"{fam.name}/{v.name}" for fam, picked in chosen for v in picked if v.vendor or v.is_python}
 
 
 def launch_targets(chosen: list[tuple[Family, list[Variant]]], target: Target) -> list[LaunchTarget]:
@@ -209,63 +228,26 @@ def default_jobs(cpu_count: int | None = None, gpu_count: int | None = None) -> 
 # course-wide runs
 
 
-@dataclass(frozen=True)
-class _Job:
-    targets: tuple[LaunchTarget, ...]
-    tool: str
-
-    @property
-    def label(self) -> str:
-        first = self.targets[0]
-        return f"{first.family}/{','.join(t.variant for t in self.targets)}"
-
-
-def plan_jobs(targets: list[LaunchTarget], tools: list[str], skip: dict[tuple[str, str], str] | None = None,
-              batch_size: int = BATCH_SIZE) -> tuple[list[_Job], list[Skipped]]:
-    """Batches of one family's variants per tool (a user's variant always alone: it is the one
-    most likely to crash), and the (label, tool) pairs in skip, with their reasons."""
-    skip = skip or {}
-    jobs: list[_Job] = []
-    skipped: list[Skipped] = []
-    for name in tools:
-        batch: list[LaunchTarget] = []
-        for target in targets:
-            label = f"{target.family}/{target.variant}"
-            if (label, name) in skip:
-                skipped.append(Skipped(label, name, skip[(label, name)]))
-                continue
-            if target.add:
-                jobs.append(_Job((target,), name))
-                continue
-            if batch and (batch[0].family != target.family or batch[0].size != target.size
-                          or len(batch) >= batch_size):
-                jobs.append(_Job(tuple(batch), name))
-                batch = []
-            batch.append(target)
-        if batch:
-            jobs.append(_Job(tuple(batch), name))
-    return jobs, skipped
-
-
-def longest_first(jobs: list[_Job]) -> list[_Job]:
-    """The start order: expected cost (tool, then batch size) descending, stable otherwise."""
-    return sorted(jobs, key=lambda job: -TOOL_COST.get(job.tool, 2) * len(job.targets))
-
-
 def sanitize_targets(targets: list[LaunchTarget], tools: list[str], out_dir: Path, sanitizer: str | None = None,
                      progress: ProgressFn | None = None, leak_check: bool = False, jobs: int = 1,
-                     skip: dict[tuple[str, str], str] | None = None, batch_size: int = BATCH_SIZE) -> SanitizeRun:
+                     skip: dict[tuple[str, str], str] | None = None, batch_size: int = BATCH_SIZE,
+                     times_file: Path | None = None, alone: Collection[str] = frozenset()) -> SanitizeRun:
     """Every target under every tool, `jobs` sanitizer processes at a time (they share the GPU;
-    each is slow on the host side). Results come back in target, tool order."""
+    each is slow on the host side). Results come back in target, tool order. With `times_file`,
+    the children are ordered (and slow ones split, `alone` variants by themselves) by the times
+    recorded there, and this run's times are added to it."""
     planned, skipped = plan_jobs(targets, tools, skip, batch_size)
-    planned = longest_first(planned)
+    recorded = sanitize_times.load(times_file) if times_file is not None else sanitize_times.ChildTimes()
+    planned = schedule(planned, recorded, jobs, alone)
     tell(progress, "", START, 0, len(planned))
     exe = tool.find_sanitizer(sanitizer)
     out_dir.mkdir(parents=True, exist_ok=True)
     total = [len(planned)]
     done = [0]
+    finished: list[tuple[SanitizeJob, float]] = []
+    lock = threading.Lock()
 
-    def one(job: _Job) -> list[SanitizeResult]:
+    def one(job: SanitizeJob) -> list[SanitizeResult]:
         first = job.targets[0]
         argv = replace(first, variant=",".join(t.variant for t in job.targets)).argv()
         more = f"+{len(job.targets) - 1}" if len(job.targets) > 1 else ""
@@ -273,13 +255,16 @@ def sanitize_targets(targets: list[LaunchTarget], tools: list[str], out_dir: Pat
         started = time.monotonic()
         result = run_one(exe, job.tool, argv, job.label, log, leak_check)
         result.seconds = round(time.monotonic() - started, 2)  # where a run's wall time goes, in its JSON
-        done[0] += 1
-        tell(progress, f"{job.label} {job.tool}", DONE, done[0] - 1, total[0])
+        with lock:
+            finished.append((job, result.seconds))
+            done[0] += 1
+            tell(progress, f"{job.label} {job.tool}", DONE, done[0] - 1, total[0])
         return [result]
 
-    def split(job: _Job, result: SanitizeResult) -> list[_Job]:
-        return [] if result.clean or len(job.targets) == 1 else [_Job((t,), job.tool) for t in job.targets]
+    def split(job: SanitizeJob, result: SanitizeResult) -> list[SanitizeJob]:
+        return [] if result.clean or len(job.targets) == 1 else [SanitizeJob((t,), job.tool) for t in job.targets]
 
+    began = time.monotonic()
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         try:
             first_pass = list(pool.map(one, planned))
@@ -289,6 +274,11 @@ def sanitize_targets(targets: list[LaunchTarget], tools: list[str], out_dir: Pat
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)  # Ctrl-C: start nothing more
             raise
+    wall = round(time.monotonic() - began, 2)
+    notes = []
+    if times_file is not None and finished:
+        problem = sanitize_times.save(times_file, recorded.merged((job.key, seconds) for job, seconds in finished))
+        notes += [problem] if problem else []
     by_pair: dict[tuple[str, str], SanitizeResult] = {}
     for job, (result,) in zip(planned, first_pass):
         if result.clean or len(job.targets) == 1:
@@ -300,7 +290,9 @@ def sanitize_targets(targets: list[LaunchTarget], tools: list[str], out_dir: Pat
     ordered = [by_pair[(f"{t.family}/{t.variant}", name)] for t in targets for name in tools
                if (f"{t.family}/{t.variant}", name) in by_pair]
     _locate(ordered, lambda r: _target_dirs(next(t for t in targets if f"{t.family}/{t.variant}" == r.label)))
-    return SanitizeRun(ordered, skipped)
+    longest = max(finished, key=lambda pair: pair[1], default=None)
+    return SanitizeRun(ordered, skipped, notes, wall_seconds=wall,
+                       longest_child=ChildTime(longest[0].short, longest[1]) if longest else None)
 
 
 def _target_dirs(target: LaunchTarget) -> list[Path]:
@@ -328,15 +320,20 @@ def sanitize_command(command: list[str], tools: list[str], out_dir: Path, saniti
     exe = tool.find_sanitizer(sanitizer)
     out_dir.mkdir(parents=True, exist_ok=True)
     results = []
+    began = time.monotonic()
     for index, name in enumerate(tools, 1):
         cache = fresh_dir(out_dir / f"cupy-cache-{name}")
         env = tool.child_env(cupy_cache_dir=cache)
+        started = time.monotonic()
         result = run_one(exe, name, command, label, out_dir / f"command_{name}.log", leak_check, env=env)
+        result.seconds = round(time.monotonic() - started, 2)
         finder = SourceFinder([cache, Path.cwd()], python_scripts(command))
         _locate([result], lambda r: [], finder)
         results.append(result)
         tell(progress, name, DONE, index - 1, len(tools))
-    return SanitizeRun(results)
+    slowest = max(results, key=lambda r: r.seconds or 0.0, default=None)
+    return SanitizeRun(results, wall_seconds=round(time.monotonic() - began, 2),
+                       longest_child=ChildTime(slowest.tool, slowest.seconds or 0.0) if slowest else None)
 
 
 def fresh_dir(path: Path) -> Path:

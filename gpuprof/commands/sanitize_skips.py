@@ -1,15 +1,17 @@
 """Which (variant, tool) pairs a course-wide `gpuprof sanitize` leaves out, and why: racecheck where
-nvcc/ptxas says the kernels use no shared memory (the racecheck triage), racecheck and synccheck of
-vendor rows, and every tool on a row that captures a CUDA graph."""
+nvcc/ptxas says the kernels use no shared memory (the racecheck triage, its verdicts cached by
+sanitize_triage_cache), racecheck and synccheck of vendor rows, and every tool on a row that
+captures a CUDA graph."""
 
 from __future__ import annotations
 
 from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 
+from gpuprof.commands import sanitize_triage_cache as triage_cache
 from gpuprof.errors import EnvironmentProblem, ParseError
 from gpuprof.parsers.nvcc_resources import parse_ptxas
-from gpuprof.tools import nvcc
+from gpuprof.tools import _proc, nvcc
 from gpuprof.variants.catalog import Family, Variant
 
 TRIAGE_ARCH = "sm_90"  # static shared memory is declared in the source; any recent arch reports it
@@ -24,6 +26,11 @@ def uses_shared_memory(variant: Variant, arch: str = TRIAGE_ARCH) -> bool | None
     source = variant.file.read_text(errors="replace")
     if "extern __shared__" in " ".join(source.split()):
         return True
+    kernels = (variant.kernel, *variant.extra_kernels)
+    cache_key = triage_cache.key(variant.file, variant.defines, kernels, arch, _proc.find_tool("nvcc", None))
+    cached = triage_cache.load(cache_key) if cache_key is not None else None
+    if cached is not None:
+        return cached
     done = nvcc.compile_report(variant.file, arch=arch, defines=variant.defines)
     if done.returncode != 0:
         return None
@@ -31,11 +38,14 @@ def uses_shared_memory(variant: Variant, arch: str = TRIAGE_ARCH) -> bool | None
         usages = {u.kernel: u for u in parse_ptxas(done.stderr, str(variant.file))}
     except ParseError:
         return None
-    found = [usages.get(k) if k is not None else None for k in (variant.kernel, *variant.extra_kernels)]
+    found = [usages.get(k) if k is not None else None for k in kernels]
     mine = [u for u in found if u is not None]
     if len(mine) != len(found):
         return None
-    return any(u.shared_bytes > 0 for u in mine)
+    uses = any(u.shared_bytes > 0 for u in mine)
+    if cache_key is not None:
+        triage_cache.save(cache_key, uses)
+    return uses
 
 
 SHARED_MEMORY_SKIP_REASON = "no shared memory (ptxas)"

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from gpuprof.families import _random
 from gpuprof.families.interface import FamilyHost
 from gpuprof.gpu import cupy
 from gpuprof.results import OK, WRONG, CheckResult, size_label
@@ -183,9 +184,10 @@ def poison_output(host: FamilyHost, out: Any, size: dict[str, int], use: OutputU
 
 
 def starting_values(out: Any, seed: int) -> Any:
-    """Known random values for an output a kernel reads: uniform in [-1, 1], in the output's type."""
-    cp = cupy()
-    rng = cp.random.default_rng(seed)
+    """Known random values for an output a kernel reads: uniform in [-1, 1], in the output's type.
+    Drawn where the families draw their inputs (_random: on the host in a sanitized child, so the
+    sanitizer does not instrument cuRAND's set-up kernels for them)."""
+    rng = _random.generator(seed)
     if out.dtype.kind == "c":
         real = rng.uniform(-1.0, 1.0, out.shape) + 1j * rng.uniform(-1.0, 1.0, out.shape)
         return real.astype(out.dtype)

@@ -3,6 +3,8 @@ they parse (the tools are replaced by a patched _proc.run), and the errors they 
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -96,11 +98,22 @@ def test_ncu_add_passes_the_users_kernel_to_the_child(tools, tmp_path):
     ("sanitizer_2025.3.1_memcheck_oob_write_lineinfo.txt", 1, "invalid write of 4 bytes"),
     ("sanitizer_2025.3.1_memcheck_clean.txt", 0, "clean"),
 ])
-def test_sanitize_reports_findings_and_exits_by_them(tools, tmp_path, fixture, code, words):
+def test_sanitize_reports_findings_and_exits_by_them(tools, tmp_path, monkeypatch, fixture, code, words):
+    from gpuprof.commands import sanitize_times
+
+    monkeypatch.setattr(sanitize_times, "CACHE_DIR", tmp_path / "cache")
     fake = tools(FakeTool(stdout=(FIXTURES / fixture).read_text(), returncode=86 if code else 0))
-    result = CliRunner().invoke(app, ["sanitize", "vecadd", "-v", "grid", "--tool", "memcheck", "--out", str(tmp_path)])
+    out = tmp_path / "out.json"
+    result = CliRunner().invoke(app, ["sanitize", "vecadd", "-v", "grid", "--tool", "memcheck", "--out", str(tmp_path),
+                                      "--json", str(out)])
     assert result.exit_code == code, result.output
     assert words in result.output
+    # the closing line explains the run's time; the JSON keeps it, and the child's time is recorded
+    assert re.search(r"wall \d+\.\d s; longest child: vecadd/grid memcheck \d+\.\d s", result.output)
+    document = json.loads(out.read_text())
+    assert document["wall_seconds"] >= 0 and document["longest_child"]["child"] == "vecadd/grid memcheck"
+    assert document["runs"][0]["seconds"] is not None
+    assert len(sanitize_times.load(tmp_path / "cache" / sanitize_times.FILE_NAME)) == 1
     (argv,) = fake.calls
     assert argv[:3] == ["/opt/fake/compute-sanitizer", "--tool", "memcheck"]
     assert "--error-exitcode" in argv and "--plain-alloc" in argv  # pools would hide the bug

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -18,6 +19,14 @@ from gpuprof.tools.target import LaunchTarget
 from gpuprof.variants import catalog
 
 VECADD = [LaunchTarget("vecadd", v, {"n": 4097}) for v in ("grid", "vectorized", "one_block")]
+
+
+@pytest.fixture(autouse=True)
+def own_triage_cache(tmp_path, monkeypatch):
+    """The racecheck triage's verdicts go to a fresh cache, not the user's (and none is found there)."""
+    from gpuprof.commands import sanitize_triage_cache
+
+    monkeypatch.setattr(sanitize_triage_cache, "CACHE_DIR", tmp_path / "cache")
 
 
 def clean(label, name, log):
@@ -232,3 +241,51 @@ def test_the_skipped_line_names_each_reason_once_with_its_tools(width):
     assert text.count(GRAPH_SKIP_REASON) == 1
     assert f"memcheck, racecheck, initcheck, synccheck skipped for 1 variant(s) with {GRAPH_SKIP_REASON}" in text
     assert "racecheck, synccheck skipped for" in text
+
+
+@pytest.mark.nvcc
+def test_the_triage_verdict_is_cached_and_nvcc_is_not_run_again(monkeypatch):
+    variant = catalog.load_family("matmul").variant("smem_tiled")
+    assert uses_shared_memory(variant) is True
+    compiles = []
+
+    def failing_compile(*args, **kwargs):
+        compiles.append(args)
+        return SimpleNamespace(returncode=1, stdout="", stderr="")
+
+    monkeypatch.setattr(sanitize_skips.nvcc, "compile_report", failing_compile)
+    assert uses_shared_memory(variant) is True and compiles == []
+    # other defines are another compile: not answered from the cache
+    assert uses_shared_memory(variant.with_defines({"TILE": 8})) is None and len(compiles) == 1
+
+
+def test_the_triage_key_follows_the_source_its_headers_and_the_compile(tmp_path):
+    from gpuprof.commands.sanitize_triage_cache import key, source_digest
+
+    (tmp_path / "common.cuh").write_text("#define TILE 16\n")
+    source = tmp_path / "k.cu"
+    source.write_text('#include <cuda_runtime.h>\n#include "common.cuh"\n__global__ void k() {}\n')
+    nvcc = tmp_path / "nvcc"
+    nvcc.write_text("#!/bin/sh\n")
+    first = key(source, {}, ("k",), "sm_90", str(nvcc))
+    assert first is not None and first == key(source, {}, ("k",), "sm_90", str(nvcc))
+    assert key(source, {"TILE": 8}, ("k",), "sm_90", str(nvcc)) != first
+    assert key(source, {}, ("k",), "sm_80", str(nvcc)) != first
+    assert key(source, {}, ("k", "k2"), "sm_90", str(nvcc)) != first
+    (tmp_path / "common.cuh").write_text("#define TILE 32\n")  # a header changed: another key
+    assert key(source, {}, ("k",), "sm_90", str(nvcc)) != first
+    nvcc.write_text("#!/bin/sh\n# a new toolkit\n")
+    assert key(source, {}, ("k",), "sm_90", str(nvcc)) != first
+    (tmp_path / "common.cuh").unlink()  # a quoted header not beside the source: never cached
+    assert source_digest(source) is None
+
+
+def test_a_corrupt_triage_entry_is_a_miss(tmp_path):
+    from gpuprof.commands import sanitize_triage_cache
+
+    sanitize_triage_cache.save("abc", True)
+    assert sanitize_triage_cache.load("abc") is True
+    (sanitize_triage_cache.folder() / "abc.json").write_text("{broken")
+    assert sanitize_triage_cache.load("abc") is None
+    (sanitize_triage_cache.folder() / "abc.json").write_text('{"uses_shared_memory": "yes"}')
+    assert sanitize_triage_cache.load("abc") is None
