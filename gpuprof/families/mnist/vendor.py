@@ -116,8 +116,14 @@ def _graphed(inputs: dict[str, Any], out: Any, size: dict[str, int]):
     t.cuda.synchronize()
 
     def launch(stream: Any) -> None:
+        # The graph replays into the step's own tensors (the device batch, the parameters), which
+        # were allocated before capture, outside the graph's pool: the closure must keep them alive,
+        # or once freed (and the caching allocator's memory released) a replay copies into memory
+        # that is no longer there (cudaErrorInvalidValue, seen on the H100) or is someone else's.
+        keep_alive = step
         with _torch.on_stream(stream):
             graph.replay()
+        del keep_alive
 
     return launch
 
