@@ -46,6 +46,10 @@ def child_env(cupy_cache_dir: Path | None = None, base: dict[str, str] | None = 
     """
     env = dict(os.environ if base is None else base)
     env["PYTORCH_NO_CUDA_MEMORY_CACHING"] = "1"
+    # torch.compile compiles in a pool of worker processes; under the tool each would start its own
+    # instrumented CUDA process. Compiling in-process checks the same kernels (the workers only
+    # compile) without that cost. A value the user set is kept.
+    env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
     env["PYTHONPATH"] = os.pathsep.join([str(SITE_DIR), *filter(None, [env.get("PYTHONPATH")])])
     if cupy_cache_dir is not None:
         env.update(CUPY_CACHE_DIR=str(cupy_cache_dir), CUPY_CACHE_SAVE_CUDA_SOURCE="1",

@@ -32,6 +32,8 @@ def test_child_env_for_a_users_program(tmp_path):
     assert env["CUPY_CACHE_DIR"] == str(tmp_path)
     assert env["CUPY_CACHE_SAVE_CUDA_SOURCE"] == "1" and env["CUPY_CUDA_COMPILE_WITH_DEBUG"] == "1"
     assert env["HOME"] == "/h"
+    assert env["TORCHINDUCTOR_COMPILE_THREADS"] == "1"  # no pool of compile workers, each under the tool
+    assert tool.child_env(base={"TORCHINDUCTOR_COMPILE_THREADS": "4"})["TORCHINDUCTOR_COMPILE_THREADS"] == "4"
 
 
 def test_child_env_for_gpuprofs_own_children_keeps_cupys_cache():

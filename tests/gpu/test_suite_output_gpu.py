@@ -48,7 +48,11 @@ def test_a_suite_in_a_log_has_one_line_per_unit_and_the_tf32_warning_as_a_footno
 
 def test_run_prints_no_library_warning(tmp_path):
     pytest.importorskip("torch")
-    done = _gpuprof("run", "mnist", "--variants", "eager,compiled", "--max-time", "0.2")
+    out = tmp_path / "run.json"
+    done = _gpuprof("run", "mnist", "--variants", "eager,compiled", "--max-time", "0.2", "--json", str(out))
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stderr == "" and "TensorFloat32" not in done.stdout, done.stderr
-    assert " ".join(done.stdout.split()).count(FOOTNOTE) == 1
+    # Inductor warns only when it compiles: after the suite above, the compiled graph may come from
+    # its cache and no warning is raised. The footnote is there exactly when a row carries it.
+    warned = any("TensorFloat32" in w["message"] for row in results.load(out).rows for w in row.warnings)
+    assert " ".join(done.stdout.split()).count(FOOTNOTE) == (1 if warned else 0)
