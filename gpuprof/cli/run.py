@@ -365,7 +365,7 @@ def suite(
                 expected = _expected_unit_s(spec_file, shard_history)
                 with suite_progress(quiet, expected) as on_step:
                     outcome = run_suite(spec_file, out, on_step, timeout_s=_positive(timeout), with_tools=tools,
-                                        with_out=with_out)
+                                        with_out=with_out, shard=plan.record if plan is not None else None)
         if plan is not None:
             outcome.shard = plan.record  # which part this is, for `gpuprof merge`
             if out is not None:

@@ -137,21 +137,22 @@ def suite_report(outcome: results.Results) -> Report:
 
 def run_suite(suite: Suite, json_out: Path | None = None, progress: ProgressFn | None = None,
               timeout_s: float = DEFAULT_VARIANT_TIMEOUT_S, with_tools: tuple[str, ...] = (),
-              with_out: Path = Path("gpuprof-with")) -> results.Results:
+              with_out: Path = Path("gpuprof-with"), shard: dict[str, Any] | None = None) -> results.Results:
     """Run case by case, every variant in one worker process that is replaced only when a variant
     faults or hangs; with json_out, the file is rewritten atomically after each variant, so an
     interrupted suite keeps everything it finished. progress gets run's events, each `within` its
     case ("case 2/5 matmul[BM=64]"); a unit's DONE event (the one with an outcome) is counted over
     the whole suite's units (index and total), its outcome named as its row will be (the sweep's
     label in the variant). with_tools: `--with ncu,sanitize`, after each case (commands/row_story.py),
-    reports under with_out/case<N>."""
+    reports under with_out/case<N>. shard: `--shard`'s record, in every file written, so a shard
+    stopped before its end still says which part it is."""
     with isolation.Worker(timeout_s) as worker:
-        return _run_cases(suite, json_out, progress, worker, with_tools, with_out)
+        return _run_cases(suite, json_out, progress, worker, with_tools, with_out, shard)
 
 
 def _run_cases(suite: Suite, json_out: Path | None, progress: ProgressFn | None,
                worker: isolation.Worker, with_tools: tuple[str, ...] = (),
-               with_out: Path = Path("gpuprof-with")) -> results.Results:
+               with_out: Path = Path("gpuprof-with"), shard: dict[str, Any] | None = None) -> results.Results:
     from gpuprof.commands.suite_plan import units_of  # suite_plan imports this module
 
     outcome: results.Results | None = None
@@ -178,6 +179,8 @@ def _run_cases(suite: Suite, json_out: Path | None, progress: ProgressFn | None,
                                        timing_policy={"suite": suite.name, **suite.gate_timing(), **suite.timing},
                                        compare={"preset": suite.compare_preset})
             outcome = replace(first, rows=earlier + part.rows)  # the first case's time and environment
+            if shard is not None:
+                outcome.shard = shard
             store_speedups(outcome, only={case.family})  # a sweep's table spans its cases
             if json_out is not None:
                 results.save(outcome, json_out)

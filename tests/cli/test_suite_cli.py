@@ -311,3 +311,21 @@ def test_on_a_terminal_the_lines_print_above_a_live_bar_cut_to_its_width(monkeyp
         on_step(Progress("warptile", "time", 0, 2, within="case 1/1 matmul"))
         on_step(Progress("warptile", DONE, 0, 2, within="case 1/1 matmul", outcome=outcome))
     assert "[1/2  0:30 ETA  0:30] matmul warptile 4096x4096x4096  OK  2…\n" in screen.getvalue()  # 60 columns
+
+
+def test_a_shard_stopped_before_its_end_still_says_which_part_it_is(tmp_path, monkeypatch):
+    """Seen on the H100: a shard killed by a timeout after its last unit kept every row but not its
+    record, so `gpuprof merge` could not place it. Every checkpoint now carries the record."""
+    calls = []
+
+    def run_family(request, progress=None, checkpoint=None, worker=None):
+        calls.append(request.family)
+        return fake_run_family(request, progress, checkpoint, worker, stop_after=1 if len(calls) == 2 else None)
+
+    monkeypatch.setattr(suite_runner, "run_family", run_family)
+    out = tmp_path / "part1.json"
+    result = CliRunner().invoke(app, ["suite", "suites/smoke.toml", "--shard", "1/1", "--json", str(out)])
+    assert result.exit_code == 130  # stopped (Ctrl-C) in its second case
+    saved = results.load(out)
+    assert saved.shard["index"] == 1 and saved.shard["count"] == 1 and saved.rows
+    assert set(saved.shard["order"]) >= {row.id for row in saved.rows}
