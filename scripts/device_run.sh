@@ -217,8 +217,11 @@ if has cutlass; then
 fi
 if has rungs; then
   # issue 28's new rungs beside the rung they improve on and the vendor, one run each
+  # EXTRA_RUNGS="fft fourstep,stockham,cufft -;fft fourstep,stockham,cufft 1048576x16" adds specs (';' between)
+  IFS=';' read -r -a extra <<< "${EXTRA_RUNGS:-}"
   for spec in "vecadd vectorized,full_grid_float4,triton,torch -" "conv2d implicit_gemm,winograd,cudnn -" \
-              "conv2d implicit_gemm,winograd,cudnn 32x256x14x14x256x3x3" ${EXTRA_RUNGS:-}; do
+              "conv2d implicit_gemm,winograd,cudnn 32x256x14x14x256x3x3" "${extra[@]}"; do
+    [ -n "$spec" ] || continue
     set -- $spec; size=(); [ "$3" != "-" ] && size=(--size "$3")
     timeout 200 python3 -m gpuprof run "$1" -v "$2" "${size[@]}" --json "$OUT/rungs_$1_$3.json" > "$LOGS/rungs_$1_$3.txt" 2>&1
     echo "== gpuprof run $1 -v $2 ${size[*]}: exit $?"; grep -E "OK|WRONG|FAULT|SKIPPED|FAILED|error" "$LOGS/rungs_$1_$3.txt" | cut -c1-170
