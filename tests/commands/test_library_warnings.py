@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import types
 import warnings
 
 import numpy as np
@@ -14,16 +13,15 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from gpuprof import families, results
+from gpuprof import results
 from gpuprof.analysis.tables import Report
 from gpuprof.analysis.tables import Table as RunTable
 from gpuprof.cli import app
 from gpuprof.commands import run as run_core
-from gpuprof.families.interface import FamilyHost
 from gpuprof.measure import library_warnings
 from gpuprof.render.tables import print_run_tables
 from gpuprof.variants import catalog
-from tests.measure.test_integrity import FakeStream, VecaddModule, copy_of_vecadd
+from tests.measure.test_integrity import copy_of_vecadd, fake_run_core
 from tests.measure.test_integrity import fake_cupy as numpy_for_cupy  # noqa: F401  (a fixture, used by name)
 from tests.render.test_run_table import H100, fake_core, manifest_rows
 
@@ -47,15 +45,7 @@ def warning_launch(inputs, out, size):
 @pytest.mark.usefixtures("numpy_for_cupy")
 def test_a_rows_launch_warnings_are_kept_on_its_row_and_not_printed(tmp_path, monkeypatch, capsys):
     family = catalog.parse_manifest(copy_of_vecadd(tmp_path))
-    cuda = types.SimpleNamespace(runtime=types.SimpleNamespace(CUDARuntimeError=RuntimeError),
-                                 driver=types.SimpleNamespace(CUDADriverError=RuntimeError))
-    monkeypatch.setattr(run_core, "cupy", lambda: types.SimpleNamespace(
-        cuda=cuda, get_default_memory_pool=lambda: types.SimpleNamespace(free_all_blocks=lambda: None)))
-    monkeypatch.setattr(run_core.timing, "shared_harness", lambda: types.SimpleNamespace(stream=FakeStream()))
-    monkeypatch.setattr(run_core, "make_launch_factory", lambda family, variant, host: warning_launch)
-    monkeypatch.setattr(families, "host", lambda name: FamilyHost(types.SimpleNamespace(
-        **{k: getattr(VecaddModule, k) for k in ("make_inputs", "make_output", "reference", "tolerance")},
-        flop=lambda size: 0, bytes_moved=lambda size: 12 * size["n"])))
+    fake_run_core(monkeypatch, warning_launch)
     family = dataclasses.replace(family, check_sizes=({"n": 7}, {"n": 4097}))
     with warnings.catch_warnings(record=True) as escaped:
         warnings.simplefilter("always")

@@ -10,11 +10,9 @@ import types
 
 import pytest
 
-from gpuprof import families
 from gpuprof.commands import run as run_core
-from gpuprof.families.interface import FamilyHost
 from gpuprof.variants import catalog
-from tests.measure.test_integrity import FakeStream, VecaddModule, copy_of_vecadd
+from tests.measure.test_integrity import copy_of_vecadd, fake_run_core
 from tests.measure.test_integrity import fake_cupy as numpy_for_cupy  # noqa: F401  (a fixture, used by name)
 
 
@@ -29,15 +27,7 @@ class CupyCudaError(Exception):
 def _fake_core(monkeypatch, tmp_path, launch_factory):
     tmp_path.mkdir(parents=True, exist_ok=True)
     family = catalog.parse_manifest(copy_of_vecadd(tmp_path))
-    cuda = types.SimpleNamespace(runtime=types.SimpleNamespace(CUDARuntimeError=CupyCudaError),
-                                 driver=types.SimpleNamespace(CUDADriverError=CupyCudaError))
-    monkeypatch.setattr(run_core, "cupy", lambda: types.SimpleNamespace(
-        cuda=cuda, get_default_memory_pool=lambda: types.SimpleNamespace(free_all_blocks=lambda: None)))
-    monkeypatch.setattr(run_core.timing, "shared_harness", lambda: types.SimpleNamespace(stream=FakeStream()))
-    monkeypatch.setattr(run_core, "make_launch_factory", lambda family, variant, host: launch_factory)
-    monkeypatch.setattr(families, "host", lambda name: FamilyHost(types.SimpleNamespace(
-        **{k: getattr(VecaddModule, k) for k in ("make_inputs", "make_output", "reference", "tolerance")},
-        flop=lambda size: 0, bytes_moved=lambda size: 12 * size["n"])))
+    fake_run_core(monkeypatch, launch_factory, cuda_error=CupyCudaError)
     return dataclasses.replace(family, check_sizes=({"n": 7},))
 
 

@@ -667,16 +667,14 @@ def test_check_launches_is_a_family_level_manifest_key(tmp_path):
     assert all(f.check_launches is None for f in catalog.load_all())  # no family needs fewer today
 
 
-def test_run_variant_passes_the_manifests_check_launches_down(tmp_path, fake_cupy, monkeypatch):
+def fake_run_core(monkeypatch, factory, cuda_error: type[BaseException] = RuntimeError) -> None:
+    """run_core.run_variant without a GPU: NumPy for CuPy (with the fake_cupy fixture), a fake
+    stream, vecadd's host module, and `factory` as every variant's launch factory; CuPy's CUDA
+    errors are `cuda_error`."""
     from gpuprof import families
-    from gpuprof.variants import catalog
 
-    manifest = copy_of_vecadd(tmp_path)
-    manifest.write_text("check_launches = 1\n" + manifest.read_text())
-    family = catalog.parse_manifest(manifest)
-    factory, launches = counted(honest)
-    cuda = types.SimpleNamespace(runtime=types.SimpleNamespace(CUDARuntimeError=RuntimeError),
-                                 driver=types.SimpleNamespace(CUDADriverError=RuntimeError))
+    cuda = types.SimpleNamespace(runtime=types.SimpleNamespace(CUDARuntimeError=cuda_error),
+                                 driver=types.SimpleNamespace(CUDADriverError=cuda_error))
     monkeypatch.setattr(run_core, "cupy", lambda: types.SimpleNamespace(
         cuda=cuda, get_default_memory_pool=lambda: types.SimpleNamespace(free_all_blocks=lambda: None)))
     monkeypatch.setattr(run_core.timing, "shared_harness", lambda: types.SimpleNamespace(stream=FakeStream()))
@@ -684,6 +682,16 @@ def test_run_variant_passes_the_manifests_check_launches_down(tmp_path, fake_cup
     monkeypatch.setattr(families, "host", lambda name: FamilyHost(types.SimpleNamespace(
         **{k: getattr(VecaddModule, k) for k in ("make_inputs", "make_output", "reference", "tolerance")},
         flop=lambda size: 0, bytes_moved=lambda size: 12 * size["n"])))
+
+
+def test_run_variant_passes_the_manifests_check_launches_down(tmp_path, fake_cupy, monkeypatch):
+    from gpuprof.variants import catalog
+
+    manifest = copy_of_vecadd(tmp_path)
+    manifest.write_text("check_launches = 1\n" + manifest.read_text())
+    family = catalog.parse_manifest(manifest)
+    factory, launches = counted(honest)
+    fake_run_core(monkeypatch, factory)
     family = dataclasses.replace(family, check_sizes=({"n": 7}, {"n": 4097}))
     row = run_core.run_variant(family, family.variant("grid"), {"n": 1000}, None, check_only=True,
                                emit=lambda step: None)
