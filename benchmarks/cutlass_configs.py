@@ -16,7 +16,7 @@ def main() -> int:
     b = cp.random.uniform(-1, 1, (k, n), dtype=cp.float32)
     c = cp.empty((m, n), dtype=cp.float32)
     _, ranked = configurations(a, b, c, m, n, k)
-    for name, ms in ranked.items():
+    for _, name, ms in ranked:
         print(f"{name:34s} {ms:8.3f} ms  {2.0 * m * n * k / ms / 1e9:6.2f} TFLOP/s  ({m}x{n}x{k}, median of 3)")
     return 0 if ranked else 1
 

@@ -14,21 +14,18 @@ from typing import Any
 
 from gpuprof.gpu import cupy
 
-_SOURCE = ("matmul", "cutlass_sgemm.cu")
 _TRIALS = 3  # timed launches per configuration when choosing, after one warm-up launch
 log = logging.getLogger(__name__)
 
+Call = Callable[[int, int], int]  # (configuration, stream pointer) -> CUTLASS's status
+
 
 def _library() -> ctypes.CDLL:
+    from gpuprof.families._cub import vendor_library
     from gpuprof.tools.cutlass_headers import cutlass_include, cutlass_version
-    from gpuprof.tools.nvcc_library import shared_library
-    from gpuprof.variants.catalog import kernels_root
 
-    device = cupy().cuda.Device()
-    family, source = _SOURCE
-    path = shared_library(kernels_root() / family / "vendor" / source, f"sm_{device.compute_capability}",
-                          include_dirs=(cutlass_include(),), headers_version=cutlass_version() or "")
-    library = ctypes.CDLL(str(path))
+    library = vendor_library("matmul", "cutlass_sgemm.cu", include_dirs=(cutlass_include(),),
+                             headers_version=cutlass_version() or "")
     library.gpuprof_cutlass_sgemm.restype = ctypes.c_int
     library.gpuprof_cutlass_sgemm.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
                                               ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int,
@@ -39,13 +36,10 @@ def _library() -> ctypes.CDLL:
     return library
 
 
-Call = Callable[[int, int], int]  # (configuration, stream pointer) -> CUTLASS's status
-
-
-def configurations(a: Any, b: Any, c: Any, m: int, n: int, k: int) -> tuple[Call, dict[str, float]]:
-    """call(config, stream_ptr) -> status for c = a·b, and the median milliseconds of each
-    configuration CUTLASS can run at m×n×k, by name, fastest first (one warm-up launch, then
-    _TRIALS timed ones on a private stream)."""
+def configurations(a: Any, b: Any, c: Any, m: int, n: int, k: int) -> tuple[Call, list[tuple[int, str, float]]]:
+    """call(config, stream_ptr) -> status for c = a·b, and (config, name, median milliseconds) of each
+    configuration CUTLASS can run at m×n×k, fastest first (one warm-up launch, then _TRIALS timed
+    ones on a private stream)."""
     cp = cupy()
     library = _library()
     device = cp.cuda.Device().id
@@ -68,16 +62,12 @@ def configurations(a: Any, b: Any, c: Any, m: int, n: int, k: int) -> tuple[Call
         return statistics.median(times)
 
     stream = cp.cuda.Stream(non_blocking=True)
-    timed = {}
+    ranked = []
     for config in range(library.gpuprof_cutlass_sgemm_configs()):
         ms = milliseconds(config, stream)
         if ms is not None:
-            timed[config] = ms
-    order = sorted(timed, key=lambda config: timed[config])
-    names = {config: library.gpuprof_cutlass_sgemm_name(config).decode() for config in order}
-    best = order[0] if order else -1
-    return (lambda config, stream_ptr: call(best if config < 0 else config, stream_ptr)), {
-        names[config]: timed[config] for config in order}
+            ranked.append((config, library.gpuprof_cutlass_sgemm_name(config).decode(), ms))
+    return call, sorted(ranked, key=lambda entry: entry[2])
 
 
 def cutlass_sgemm(a: Any, b: Any, c: Any, m: int, n: int, k: int) -> Callable[[Any], None]:
@@ -89,10 +79,11 @@ def cutlass_sgemm(a: Any, b: Any, c: Any, m: int, n: int, k: int) -> Callable[[A
     call, ranked = configurations(a, b, c, m, n, k)
     if not ranked:
         raise EnvironmentProblem(f"CUTLASS could not run any of its SIMT SGEMM configurations at {m}x{n}x{k}")
-    log.info("CUTLASS SGEMM at %dx%dx%d: %s", m, n, k, next(iter(ranked)))
+    best, name, _ = ranked[0]
+    log.info("CUTLASS SGEMM at %dx%dx%d: %s", m, n, k, name)
 
     def launch(stream: Any) -> None:
-        status = call(-1, stream.ptr)  # -1: the fastest configuration
+        status = call(best, stream.ptr)
         if status != 0:
             raise cp.cuda.runtime.CUDARuntimeError(status) if status > 0 else EnvironmentProblem(
                 f"CUTLASS refused its SGEMM launch (status {status})")
