@@ -1,6 +1,6 @@
 """`gpuprof suite`'s progress on stderr: one line per finished unit (render/suite_progress.py); on a
 terminal a live bar under them names the unit and step in progress. In a log or pipe (CI) the lines
-alone, plain, never cut to a width; --quiet: nothing."""
+alone, plain, one line each; on a terminal a long line folds, nothing cut; --quiet: nothing."""
 
 from __future__ import annotations
 

@@ -12,6 +12,7 @@ out the longest first) does not promise too much too early. The median and rate 
 
 from __future__ import annotations
 
+import textwrap
 import time
 from collections.abc import Callable, Mapping
 
@@ -45,8 +46,9 @@ class UnitLines:
     """Progress events in, the line of each finished unit out (None for every other event).
 
     expected_s: row id -> the unit's expected seconds, for every unit of the suite (else the ETA is
-    the mean unit so far times the units left); width: lines longer are cut with '…' (None: never,
-    for a log); clock: time.monotonic, or a test's."""
+    the mean unit so far times the units left); width: a longer line folds at spaces onto lines
+    indented under its unit, nothing cut (None: one line however long, for a log); clock:
+    time.monotonic, or a test's."""
 
     def __init__(self, expected_s: Mapping[str, float] | None = None, width: int | None = None,
                  clock: Callable[[], float] | None = None) -> None:
@@ -64,7 +66,7 @@ class UnitLines:
         eta = self._left(elapsed, finished, total, event.outcome.row_id)
         digits = len(str(total))
         head = f"[{finished:>{digits}}/{total} {clock_text(elapsed):>5} ETA {clock_text(eta):>5}]"
-        return self._fit(f"{head} {outcome_text(event.outcome)}")
+        return self._fold(head, outcome_text(event.outcome))
 
     def _left(self, elapsed: float, finished: int, total: int, row_id: str) -> float:
         """Seconds the suite expects to run on, after `finished` of `total` units in `elapsed`."""
@@ -78,7 +80,10 @@ class UnitLines:
                 return elapsed * left / self.expected_done
         return elapsed / finished * (total - finished)
 
-    def _fit(self, line: str) -> str:
+    def _fold(self, head: str, text: str) -> str:
+        line = f"{head} {text}"
         if self.width is None or len(line) <= self.width:
             return line
-        return line[: max(self.width - 1, 0)] + "…"
+        indent = " " * (len(head) + 1)
+        return "\n".join(textwrap.wrap(line, self.width, subsequent_indent=indent, break_long_words=False,
+                                        break_on_hyphens=False))

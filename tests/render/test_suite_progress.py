@@ -35,8 +35,9 @@ def test_one_line_per_finished_unit_with_elapsed_eta_median_and_rate():
     assert [line for line in map(lines, stream) if line is not None] == [
         "[1/3  0:10 ETA  0:20] vecadd grid 67108864  OK  250 µs  3221 GB/s",
         "[2/3  0:41 ETA  0:20] matmul warptile 4096x4096x4096  OK  2.931 ms  46.92 TFLOP/s",
-        "[3/3  0:50 ETA  0:00] matmul naive[BM=64] 4096x4096x4096  TIMEOUT  no answer within 300 s during ch…",
-    ]  # cut to the 100 columns
+        ("[3/3  0:50 ETA  0:00] matmul naive[BM=64] 4096x4096x4096  TIMEOUT  no answer within 300 s during\n"
+         "                      check; its worker process was stopped"),
+    ]  # folded at 100 columns, under the unit: nothing cut
 
 
 def test_a_log_gets_whole_lines_and_a_gpu_run_names_the_gpu():
