@@ -228,10 +228,16 @@ if has rungs; then
   done
 fi
 if has why; then
-  # issue 28's SGEMM gap through the tool's own "why": the best hand-written rung beside CUTLASS and cuBLAS
-  TIMEFORMAT="wall time of 'gpuprof ncu matmul -v warptile,cutlass,cublas --set why': %R s"
-  { time COLUMNS=140 timeout 240 python3 -m gpuprof ncu matmul -v ${WHY_VARIANTS:-warptile,cutlass,cublas} --set why --source --out "$LOGS/why" --json "$OUT/why_matmul.json" > "$LOGS/why_matmul.txt" 2>&1 ; } 2>> "$LOGS/why_matmul.txt"
-  cut -c1-170 "$LOGS/why_matmul.txt" | head -120
+  # issue 28's gaps through the tool's own "why": the best hand-written rung beside the vendor, per family.
+  # WHY_SPECS="family variants size|-;..." (';' between); the default is SGEMM against CUTLASS and cuBLAS.
+  IFS=';' read -r -a why_specs <<< "${WHY_SPECS:-matmul ${WHY_VARIANTS:-warptile,cutlass,cublas} -}"
+  for spec in "${why_specs[@]}"; do
+    [ -n "$spec" ] || continue
+    set -- $spec; size=(); [ "$3" != "-" ] && size=(--size "$3")
+    TIMEFORMAT="wall time of 'gpuprof ncu $1 -v $2 ${size[*]} --set why --source': %R s"
+    { time COLUMNS=140 timeout 240 python3 -m gpuprof ncu "$1" -v "$2" "${size[@]}" --set why --source --out "$LOGS/why_$1" --json "$OUT/why_$1.json" > "$LOGS/why_$1.txt" 2>&1 ; } 2>> "$LOGS/why_$1.txt"
+    cut -c1-170 "$LOGS/why_$1.txt" | head -${WHY_LINES:-120}
+  done
 fi
 if has walkthrough; then
   # the README's profiling walkthrough on examples/mlp.py, each command's real output kept
