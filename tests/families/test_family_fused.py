@@ -143,9 +143,12 @@ def winograd_conv_float32(data, g):
     # x padded so that every patch of every chunk lies inside: padded row = 2 tp + 3 chunk row + i
     xpad = np.zeros((g.n, g.c, 2 * tp + 3 * cr + 1, 2 * tq + 3 * cs + 1), f32)
     xpad[:, :, g.pad_h:g.pad_h + g.h, g.pad_w:g.pad_w + g.w] = data["x"]
-    d = np.stack([np.stack([np.stack([np.stack([xpad[:, :, 3 * a + i:3 * a + i + 2 * tp:2, 3 * b + j:3 * b + j + 2 * tq:2]
-                                                for j in range(4)]) for i in range(4)])
-                            for b in range(cs)]) for a in range(cr)])   # [a][b][i][j][n][c][tp][tq]
+
+    def patches(a, b):  # tap (i, j) of chunk (a, b) for every tile: [i][j][n][c][tp][tq]
+        return np.stack([np.stack([xpad[:, :, 3 * a + i:3 * a + i + 2 * tp:2, 3 * b + j:3 * b + j + 2 * tq:2]
+                                   for j in range(4)]) for i in range(4)])
+
+    d = np.stack([np.stack([patches(a, b) for b in range(cs)]) for a in range(cr)])  # [a][b][i][j][n][c][tp][tq]
     d = d.transpose(5, 0, 1, 2, 3, 4, 6, 7).reshape(g.c * cr * cs, 4, 4, -1)  # [c'][i][j][tile]
     t = [d[:, 0] - d[:, 2], d[:, 1] + d[:, 2], d[:, 2] - d[:, 1], d[:, 1] - d[:, 3]]   # B^T d, [c'][j][tile]
     v = np.stack([np.stack([r[:, 0] - r[:, 2], r[:, 1] + r[:, 2], r[:, 2] - r[:, 1], r[:, 1] - r[:, 3]], axis=1)
