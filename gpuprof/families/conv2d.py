@@ -237,6 +237,18 @@ def winograd_extents(g: Geometry, bk: int, bm: int) -> tuple[int, int, int]:
     return _ceil(g.c * chunks, bk) * bk, _ceil(g.k, bm) * bm, g.n * _ceil(g.p, 2) * _ceil(g.q, 2)
 
 
+def winograd_filter_elements(g: Geometry, channels: int, filters: int, label: str) -> int:
+    """Floats of the transformed filter U[16][channels][filters]; a UsageError naming `label` where it
+    or the input's patch offsets pass the kernels' 32-bit indices."""
+    elements = WINOGRAD_ELEMENTS * channels * filters
+    # a 4x4 patch of the last 3x3 chunk may start past the last row: offsets up to (R+3)*W + S + 3 beyond x
+    overhang = g.n * g.c * g.h * g.w + (g.r + 3) * g.w + g.s + 3
+    if max(elements, overhang) > INT32_MAX:
+        raise UsageError(f"{label}: the transformed filter ({elements} elements) or the input's "
+                         "patch offsets are over the kernels' 32-bit index limit; choose a smaller --size")
+    return elements
+
+
 def _winograd(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: Any, g: Geometry,
               block: tuple[int, int, int], shared_mem: int):
     """The filter transform into U[16][C'][K] (every element, padding zeros included, rewritten on
@@ -245,12 +257,7 @@ def _winograd(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], o
     cp = cupy()
     d = variant.defines
     channels, filters, tiles = winograd_extents(g, d["BK"], d["BM"])
-    elements = WINOGRAD_ELEMENTS * channels * filters
-    # a 4x4 patch of the last 3x3 chunk may start past the last row: offsets up to (R+3)*W + S + 3 beyond x
-    overhang = g.n * g.c * g.h * g.w + (g.r + 3) * g.w + g.s + 3
-    if max(elements, overhang) > INT32_MAX:
-        raise UsageError(f"conv2d/{variant.name}: the transformed filter ({elements} elements) or the input's "
-                         "patch offsets are over the kernels' 32-bit index limit; choose a smaller --size")
+    elements = winograd_filter_elements(g, channels, filters, f"conv2d/{variant.name}")
     u = cp.empty(elements, dtype=cp.float32)
     grid = (_ceil(g.k, d["BM"]) * _ceil(tiles, d["BN"]),)
     _check_grid(variant.name, grid)

@@ -35,8 +35,10 @@ EPS = 1e-5  # batchnorm's eps, PyTorch's default
 # family's signature, grid.x = ceil(K / tile); "chain": the conv kernel into a workspace z, then the
 # helpers `stats` (a block per channel), `bn_relu` (in place on z) and `pool`; "conv_stats_then_apply":
 # the statistics zeroed, the conv kernel (its y: a workspace) with its statistics and (max, min) epilogue,
-# then the helper `apply`.
-PLANS = ("one", "chain", "conv_stats_then_apply")
+# then the helper `apply`; "winograd_stats_then_apply": the same, with the helper `filter` transforming
+# w into a workspace first (conv2d's winograd_f2x2: the kernel reads it in w's place, BN 2x2 tiles =
+# pooling windows x BM filters per block, the manifest's dynamic shared memory).
+PLANS = ("one", "chain", "conv_stats_then_apply", "winograd_stats_then_apply")
 # `error_model`: "products" (default): the conv is a sum of C·R·S FP32 products per output, as in
 # conv2d; "transform": the conv may be Winograd or FFT (cuDNN's heuristic, under eager and compiled).
 ERROR_MODELS = ("products", "transform")
@@ -235,26 +237,60 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
 
         return launch_chain
 
-    # "conv_stats_then_apply"
+    # "conv_stats_then_apply", "winograd_stats_then_apply"
     apply = _keys.helper(variant, functions, "apply")
-    # One workspace, as the kernel's y: 2K doubles of channel sums (sum, sum of squares), then
+    # One workspace, as the conv kernel's y: 2K doubles of channel sums (sum, sum of squares), then
     # (max, min) per complete window [N][K][P/2][Q/2][2]; the sums' 16·K bytes keep the float2s 8-byte aligned.
     pooled = g.n * g.k * g.po * g.qo
     workspace = cp.empty(4 * g.k + 2 * pooled, dtype=cp.float32)
     sums, minmax = workspace[:4 * g.k], workspace[4 * g.k:]
-    conv_grid = (_ceil(g.window_columns, d["BN"]), _ceil(g.k, d["BM"]))
-    _check_grid(variant.name, conv_grid)
-    conv_args = (x, w, gamma, beta, workspace, *g.ints())
+    if chosen == "winograd_stats_then_apply":
+        conv = _winograd_conv(variant, functions, inputs, workspace, g, block, ctx.shared_mem)
+    else:
+        conv_grid = (_ceil(g.window_columns, d["BN"]), _ceil(g.k, d["BM"]))
+        _check_grid(variant.name, conv_grid)
+        conv_args = (x, w, gamma, beta, workspace, *g.ints())
+
+        def conv(stream: Any) -> None:
+            main(conv_grid, block, conv_args, stream=stream)
+
     apply_args = (minmax, sums, gamma, beta, out, np.int32(g.n), np.int32(g.k), np.int32(g.po * g.qo),
                   np.int32(g.count), eps)
     memset = cp.cuda.runtime.memsetAsync
 
     def launch_fused(stream: Any) -> None:
-        memset(sums.data.ptr, 0, sums.nbytes, stream.ptr)  # kernel 1 adds into the sums
-        main(conv_grid, block, conv_args, stream=stream)
+        memset(sums.data.ptr, 0, sums.nbytes, stream.ptr)  # the conv kernel adds into the sums
+        conv(stream)
         apply((_ceil(pooled, ew),), (ew, 1, 1), apply_args, stream=stream)
 
     return launch_fused
+
+
+def _winograd_conv(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], workspace: Any, g: Geometry,
+                   block: tuple[int, int, int], shared_mem: int):
+    """conv(stream) of plan "winograd_stats_then_apply": the helper `filter` writes U[16][C'][K'] (every
+    element, padding zeros included, on every launch: nothing is kept from an earlier w), then the
+    kernel, U in w's place and the workspace as y, over ceil(K/BM) x ceil(windows/BN) blocks, filter
+    blocks fastest, on one grid axis. Every 2x2 window of the ceil(P/2) x ceil(Q/2) grid is one tile."""
+    cp = cupy()
+    d = variant.defines
+    channels, filters, tiles = conv2d.winograd_extents(g, d["BK"], d["BM"])
+    elements = conv2d.winograd_filter_elements(g, channels, filters, f"fused/{variant.name}")
+    u = cp.empty(elements, dtype=cp.float32)
+    grid = (_ceil(g.k, d["BM"]) * _ceil(tiles, d["BN"]),)
+    _check_grid(variant.name, grid)
+    threads = d["FILTER_THREADS"]
+    filter_grid = (_ceil(channels * filters, threads),)
+    transform = _keys.helper(variant, functions, "filter")
+    main = functions[variant.kernel]
+    filter_args = (inputs["w"], u, *(np.int32(v) for v in (g.c, g.k, g.r, g.s)))
+    main_args = (inputs["x"], u, inputs["gamma"], inputs["beta"], workspace, *g.ints())
+
+    def conv(stream: Any) -> None:
+        transform(filter_grid, (threads, 1, 1), filter_args, stream=stream)
+        main(grid, block, main_args, stream=stream, shared_mem=shared_mem)
+
+    return conv
 
 
 def _ceil(a: int, b: int) -> int:

@@ -341,21 +341,14 @@ fused_fused(const float* __restrict__ x, const float* __restrict__ w, const floa
     }
 }
 
-// Kernel 2: one thread per pooled output y[n][k][po][qo] (flat, qo fastest): the channel's batch
-// mean and biased variance from the FP64 sums, a = gamma * rsqrt(var + eps), b = beta - mean * a,
-// then relu(a * (a >= 0 ? max : min) + b). Reads 8 bytes, writes 4.
+// Kernel 2 (bn_relu_pool_apply.cuh): one thread per pooled output, the channel's (a, b) from the
+// FP64 sums, then relu(a * (a >= 0 ? max : min) + b).
+#include "bn_relu_pool_apply.cuh"
+
 extern "C" __global__ void __launch_bounds__(EW_THREADS)
 fused_bn_relu_pool_apply(const float2* __restrict__ mm, const double* __restrict__ stats,
                          const float* __restrict__ gamma, const float* __restrict__ beta, float* __restrict__ y,
                          int N, int K, int PQo, int count, float eps)
 {
-    const int idx = blockIdx.x * EW_THREADS + threadIdx.x;
-    if (idx >= N * K * PQo) return;
-    const int k = (idx / PQo) % K;
-    const double mean = stats[k] / count;
-    const double var = fmax(stats[K + k] / count - mean * mean, 0.0);
-    const float a = gamma[k] * (float)(1.0 / sqrt(var + (double)eps));
-    const float b = fmaf(-(float)mean, a, beta[k]);
-    const float2 v = mm[idx];
-    y[idx] = fmaxf(fmaf(a, a >= 0.0f ? v.x : v.y, b), 0.0f);
+    bn_relu_pool_apply<EW_THREADS>(mm, stats, gamma, beta, y, N, K, PQo, count, eps);
 }
