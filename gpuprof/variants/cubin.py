@@ -22,6 +22,7 @@ from gpuprof.parsers.nvcc_resources import ResourceUsage, parse_ptxas
 from gpuprof.paths import CACHE_DIR
 from gpuprof.tools import _proc, nvcc
 from gpuprof.variants.declarations import base_name, same_instance
+from gpuprof.variants.headers import headers_digest
 
 
 @dataclass(frozen=True)
@@ -105,8 +106,7 @@ def cached_cubin(file: Path, entries: dict[str, bool], arch: str, defines: dict[
     """compile_entries into the cache, keyed on the file, the headers beside it, the entries, the
     arch and the defines: a second run (or the child a profiler starts) loads it without nvcc."""
     digest = hashlib.sha256()
-    for part in (read_source(file), *sorted(f"{h.name}\0{h.read_text(errors='replace')}" for h in
-                                           file.resolve().parent.glob("*.cuh")),
+    for part in (read_source(file), headers_digest(file),
                  repr(sorted(entries.items())), arch, repr(sorted(defines.items()))):
         digest.update(part.encode() + b"\0")
     folder = CACHE_DIR / "cubin"

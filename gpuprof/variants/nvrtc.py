@@ -18,6 +18,7 @@ from gpuprof.paths import CACHE_DIR
 from gpuprof.variants import cubin
 from gpuprof.variants.catalog import Variant, kernels_root
 from gpuprof.variants.declarations import base_name, instance_name, is_cpp_entry, kernel_declarations, template_defines
+from gpuprof.variants.headers import headers_digest
 
 
 @dataclass(frozen=True)
@@ -65,21 +66,12 @@ def nvrtc_options(variant: Variant, extra: tuple[str, ...] = ()) -> tuple[str, .
     return ("-lineinfo", "--std=c++17", *include, *defines, *extra)
 
 
-def headers_digest(folder: Path) -> str:
-    """A digest of the .cuh headers beside a variant: CuPy's compile cache is keyed on the source
-    and the options only, so an edited header must change the source it sees."""
-    digest = hashlib.sha256()
-    for header in sorted(folder.glob("*.cuh")):
-        digest.update(header.name.encode() + b"\0" + header.read_bytes())
-    return digest.hexdigest()[:16]
-
-
 def nvrtc_source(variant: Variant) -> str:
     """The text NVRTC compiles for a variant: its file, named by #line so findings and source views
     show the real file (not NVRTC's '<hash>.cubin.cu'), after a digest of the headers beside it."""
     assert variant.file is not None
     text = read_source(variant.file)
-    return f'// headers {headers_digest(variant.file.parent)}\n#line 1 "{display_path(variant.file)}"\n{text}'
+    return f'// headers {headers_digest(variant.file)}\n#line 1 "{display_path(variant.file)}"\n{text}'
 
 
 def nvrtc_library() -> Any | None:

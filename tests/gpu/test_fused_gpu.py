@@ -14,7 +14,7 @@ from gpuprof import families, results
 from gpuprof.analysis.derive import derive
 from gpuprof.commands.run import RunRequest, run_family
 from gpuprof.measure.timing import TimingPolicy
-from gpuprof.variants import catalog
+from gpuprof.variants import catalog, headers
 
 pytestmark = pytest.mark.gpu
 
@@ -50,15 +50,19 @@ PLANTED = {
 
 
 def planted_copy(tmp_path, good, old, new):
-    """The variant's file and the family's shared headers copied into tmp_path (the compilers find
-    headers beside the file), `old` replaced by `new` in the one file that holds it."""
-    files = [good.file, *sorted(good.file.parent.glob("*.cuh"))]
-    texts = {f.name: f.read_text() for f in files}
+    """The variant's file and every header its build reads (those beside it and those it includes
+    from another family's folder, e.g. ../conv2d/winograd_pipeline.cuh) copied under tmp_path with
+    their folders as in kernels/, `old` replaced by `new` in the one file that holds it."""
+    root = good.file.resolve().parents[1]  # kernels/
+    files = [good.file.resolve(), *headers.kernel_headers(good.file)]
+    texts = {f.relative_to(root): f.read_text() for f in files}
     assert sum(t.count(old) for t in texts.values()) == 1
     for name, text in texts.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text.replace(old, new))
-    broken = tmp_path / "broken.cu"
-    (tmp_path / good.file.name).rename(broken)
+    copied = tmp_path / good.file.resolve().relative_to(root)
+    broken = copied.with_name("broken.cu")
+    copied.rename(broken)
     return broken
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from gpuprof import families
 from gpuprof.errors import InputError, UsageError
-from gpuprof.variants import catalog
+from gpuprof.variants import catalog, headers
 from gpuprof.variants.expressions import evaluate
 from gpuprof.variants.user import KernelDeclaration, kernel_declarations
 
@@ -31,6 +31,15 @@ MAX_BLOCK_DIMS = (1024, 1024, 64)
 def source(v: catalog.Variant) -> str:
     assert v.file is not None
     return v.file.read_text()
+
+
+def compiled_text(v: catalog.Variant) -> str:
+    """The variant's file with the text of the headers it #includes in front (its defines and their
+    defaults may live in a shared header, e.g. conv2d/winograd_pipeline.cuh)."""
+    assert v.file is not None
+    text = source(v)
+    included = [h for h in headers.kernel_headers(v.file) if f'{h.name}"' in text]
+    return "".join(h.read_text() + "\n" for h in included) + text
 
 
 def strip_comment(text: str) -> str:
@@ -221,18 +230,42 @@ def test_compilers_get_the_family_folder_on_the_include_path(fam, v):
 
 
 def test_editing_a_shared_header_changes_what_nvrtc_caches(tmp_path):
-    """CuPy keys its compile cache on the source text and options only: the header digest goes into the source."""
-    from gpuprof.variants import nvrtc
+    """CuPy keys its compile cache on the source text and options only: the header digest goes into
+    the source, and it covers the headers beside the file and one it includes from another folder."""
+    from gpuprof.variants import headers
 
-    (tmp_path / "h.cuh").write_text("// a\n")
-    before = nvrtc.headers_digest(tmp_path)
-    (tmp_path / "h.cuh").write_text("// b\n")
-    assert nvrtc.headers_digest(tmp_path) != before
+    (tmp_path / "fam").mkdir()
+    (tmp_path / "other").mkdir()
+    kernel = tmp_path / "fam" / "k.cu"
+    kernel.write_text('#include "../other/far.cuh"\n')
+    (tmp_path / "fam" / "h.cuh").write_text("// a\n")
+    (tmp_path / "other" / "far.cuh").write_text('#include "deeper.cuh"\n')
+    (tmp_path / "other" / "deeper.cuh").write_text("// x\n")
+    (tmp_path / "other" / "unused.cuh").write_text("// not included\n")
+    assert [p.name for p in headers.kernel_headers(kernel)] == ["h.cuh", "deeper.cuh", "far.cuh"]
+    digests = [headers.headers_digest(kernel)]
+    for header, text in (("fam/h.cuh", "// b\n"), ("other/deeper.cuh", "// y\n")):
+        (tmp_path / header).write_text(text)
+        digests.append(headers.headers_digest(kernel))
+    (tmp_path / "other" / "unused.cuh").write_text("// edited\n")
+    digests.append(headers.headers_digest(kernel))
+    assert len(set(digests[:3])) == 3 and digests[3] == digests[2]
+
+
+def test_fused_winograd_shares_the_conv2d_pipeline_header():
+    """fused/winograd and conv2d/winograd run one pipeline (a header in conv2d/), so a change to it
+    reaches both builds' cache keys."""
+    from gpuprof.variants import headers
+
+    pipeline = catalog.load_family("conv2d").directory / "winograd_pipeline.cuh"
+    for family in ("conv2d", "fused"):
+        variant = catalog.load_family(family).variant("winograd")
+        assert pipeline.resolve() in headers.kernel_headers(variant.file)
 
 
 @pytest.mark.parametrize(("fam", "v"), COMPILED, ids=COMPILED_IDS)
 def test_manifest_defines_equal_the_ifndef_defaults(fam, v):
-    assert v.defines == ifndef_defaults(source(v))
+    assert v.defines == ifndef_defaults(compiled_text(v))
 
 
 @pytest.mark.parametrize(("fam", "v"), COMPILED, ids=COMPILED_IDS)
@@ -255,7 +288,7 @@ BOUNDED = [(f, v) for f, v in COMPILED if "__launch_bounds__" in source(v)]
 @pytest.mark.parametrize(("fam", "v"), BOUNDED, ids=[f"{f.name}/{v.name}" for f, v in BOUNDED])
 def test_block_threads_agree_with_launch_bounds(fam, v):
     """A launch with more threads than __launch_bounds__ fails at run time; catch it here."""
-    text = source(v)
+    text = compiled_text(v)
     decl = kernel_declaration(text, v.kernel)
     assert decl is not None and decl.bounds is not None
     max_threads_expr = decl.bounds.split(",")[0].strip()

@@ -15,7 +15,7 @@ from gpuprof.families.interface import FamilyHost
 from gpuprof.suite_file import load_suite
 from gpuprof.variants import catalog, launch_plan, nvrtc
 from gpuprof.variants.user import load_kernels_dir
-from tests.variants.test_catalog import macros
+from tests.variants.test_catalog import compiled_text, macros
 
 SUITE = Path(__file__).resolve().parents[2] / "suites" / "matmul_tune.toml"
 MATMUL = catalog.load_family("matmul")
@@ -132,7 +132,7 @@ def test_a_kernels_dir_manifest_accepts_dynamic_smem(tmp_path):
 def test_shipped_dynamic_smem_matches_the_sources_smem_bytes(v):
     """The manifest's expression and the kernel's SMEM_BYTES macro must agree: a launch with less
     than the kernel indexes would read past its shared memory."""
-    text = v.file.read_text()
+    text = compiled_text(v)
     assert "extern __shared__" in text
     assert macros(text, v.defines)["SMEM_BYTES"] == v.dynamic_smem_bytes()
 
@@ -143,7 +143,7 @@ def test_dynamic_smem_matches_smem_bytes_in_every_tuning_case():
     assert swept, "the tuning suite sweeps the swizzled tile"
     for case in swept:
         (v,) = MATMUL.apply_defines([MATMUL.variant(case.variants[0])], case.defines)
-        assert macros(v.file.read_text(), v.defines)["SMEM_BYTES"] == v.dynamic_smem_bytes(), case.defines
+        assert macros(compiled_text(v), v.defines)["SMEM_BYTES"] == v.dynamic_smem_bytes(), case.defines
 
 
 # ---------------------------------------------------------------- the launch
