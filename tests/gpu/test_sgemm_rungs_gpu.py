@@ -1,7 +1,8 @@
-"""On a GPU: matmul's multistage and swizzled rungs (issue 15 item 6) through run_family: exact at
-the awkward check sizes (run_family checks every size in family.toml's check_sizes, then the run
-size) and timed at 4096³ with a FLOP rate; a deep-pipeline sweep case (over 48 KB) and the 2-block
-128-thread case run too."""
+"""On a GPU: matmul's multistage, swizzled (issue 15 item 6) and interleaved (issue 28 item 3) rungs
+through run_family: exact at the awkward check sizes (run_family checks every size in family.toml's
+check_sizes, then the run size) and timed at 4096³ with a FLOP rate; a deep-pipeline sweep case
+(over 48 KB), the 2-block 128-thread case and interleaved's sweep points run too (K % BK != 0 and
+N % 4 != 0 at the odd sizes exercise its remainder-first tile and its 4-byte B copies)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from gpuprof.variants import catalog
 pytestmark = pytest.mark.gpu
 
 QUICK = TimingPolicy(mode="cold", min_samples=5, max_time_s=0.3)
-RUNGS = ["warptile", "multistage", "swizzled", "cublas"]
+RUNGS = ["warptile", "multistage", "swizzled", "interleaved", "cublas"]
 CUBE = {"m": 4096, "n": 4096, "k": 4096}
 
 
@@ -44,5 +45,19 @@ def test_new_rungs_are_exact_and_timed(size):
 ])
 def test_sweep_cases_are_exact(defines):
     outcome = run_family(RunRequest(family="matmul", variants=["swizzled"], size=CUBE, policy=QUICK,
+                                    defines=defines))
+    assert_ok_and_timed(outcome)
+
+
+@pytest.mark.parametrize("defines", [
+    {"STAGES": 3}, {"STAGES": 4}, {"STAGES": 6},
+    {"INTERLEAVE": 1},                                                   # plain 4 x 8 lane grid
+    {"LANES_M": 8, "INTERLEAVE": 2},                                     # 8 x 4 lanes: 8 x 16 per thread
+    {"BM": 256, "BN": 128, "WM": 64, "WN": 64},                          # CUTLASS's 256x128 shape
+    {"NUM_THREADS": 128, "BM": 128, "BN": 128, "STAGES": 4, "MINBLOCKS": 2},
+])
+@pytest.mark.parametrize("size", [CUBE, {"m": 1000, "n": 1001, "k": 999}])
+def test_interleaved_sweep_points_are_exact(defines, size):
+    outcome = run_family(RunRequest(family="matmul", variants=["interleaved"], size=size, policy=QUICK,
                                     defines=defines))
     assert_ok_and_timed(outcome)

@@ -186,7 +186,7 @@ def launched(monkeypatch, variant: catalog.Variant) -> FakeFunction:
     return function
 
 
-@pytest.mark.parametrize("name", ["multistage", "swizzled"])
+@pytest.mark.parametrize("name", ["multistage", "swizzled", "interleaved"])
 def test_the_launch_raises_the_limit_once_and_passes_shared_mem(monkeypatch, name):
     variant = MATMUL.variant(name)
     function = launched(monkeypatch, variant)
