@@ -13,6 +13,7 @@ folded into grid.z: (ceil(Q/tile_q), ceil(P/tile_p), ceil(K/tile_k) * N), n = bl
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -251,13 +252,21 @@ def winograd_filter_elements(g: Geometry, channels: int, filters: int, label: st
 
 def _winograd(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: Any, g: Geometry,
               block: tuple[int, int, int], shared_mem: int):
-    """The filter transform into U[16][C'][K] (every element, padding zeros included, rewritten on
-    every launch: nothing is kept from an earlier w), then the kernel over ceil(K/BM) x ceil(tiles/BN)
-    blocks, filter blocks fastest, on one grid axis."""
+    """The filter transform, then the kernel writing y (winograd_launch)."""
+    return winograd_launch(variant, functions, g, inputs["w"], block, shared_mem,
+                           lambda u: (inputs["x"], u, out, *g.ints()), "conv2d")
+
+
+def winograd_launch(variant: Any, functions: dict[str, Any], g: Geometry, w: Any, block: tuple[int, int, int],
+                    shared_mem: int, main_args: Callable[[Any], tuple[Any, ...]], family: str):
+    """A Winograd plan's launch (conv2d/winograd, fused/winograd): the helper `filter` writes
+    U[16][C'][K'] from w (every element, padding zeros included, rewritten on every launch: nothing
+    is kept from an earlier w), then the kernel with main_args(U) (it reads U in w's place) over
+    ceil(K/BM) x ceil(tiles/BN) blocks, filter blocks fastest, on one grid axis."""
     cp = cupy()
     d = variant.defines
     channels, filters, tiles = winograd_extents(g, d["BK"], d["BM"])
-    elements = winograd_filter_elements(g, channels, filters, f"conv2d/{variant.name}")
+    elements = winograd_filter_elements(g, channels, filters, f"{family}/{variant.name}")
     u = cp.empty(elements, dtype=cp.float32)
     grid = (_ceil(g.k, d["BM"]) * _ceil(tiles, d["BN"]),)
     _check_grid(variant.name, grid)
@@ -265,12 +274,12 @@ def _winograd(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], o
     filter_grid = (_ceil(channels * filters, threads),)
     transform = _keys.helper(variant, functions, "filter")
     main = functions[variant.kernel]
-    filter_args = (inputs["w"], u, *(np.int32(v) for v in (g.c, g.k, g.r, g.s)))
-    main_args = (inputs["x"], u, out, *g.ints())  # the kernel reads the transformed filter as w
+    filter_args = (w, u, *(np.int32(v) for v in (g.c, g.k, g.r, g.s)))
+    args = main_args(u)
 
     def launch_winograd(stream: Any) -> None:
         transform(filter_grid, (threads, 1, 1), filter_args, stream=stream)
-        main(grid, block, main_args, stream=stream, shared_mem=shared_mem)
+        main(grid, block, args, stream=stream, shared_mem=shared_mem)
 
     return launch_winograd
 

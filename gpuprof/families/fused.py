@@ -272,25 +272,9 @@ def _winograd_conv(variant: Any, functions: dict[str, Any], inputs: dict[str, An
     element, padding zeros included, on every launch: nothing is kept from an earlier w), then the
     kernel, U in w's place and the workspace as y, over ceil(K/BM) x ceil(windows/BN) blocks, filter
     blocks fastest, on one grid axis. Every 2x2 window of the ceil(P/2) x ceil(Q/2) grid is one tile."""
-    cp = cupy()
-    d = variant.defines
-    channels, filters, tiles = conv2d.winograd_extents(g, d["BK"], d["BM"])
-    elements = conv2d.winograd_filter_elements(g, channels, filters, f"fused/{variant.name}")
-    u = cp.empty(elements, dtype=cp.float32)
-    grid = (_ceil(g.k, d["BM"]) * _ceil(tiles, d["BN"]),)
-    _check_grid(variant.name, grid)
-    threads = d["FILTER_THREADS"]
-    filter_grid = (_ceil(channels * filters, threads),)
-    transform = _keys.helper(variant, functions, "filter")
-    main = functions[variant.kernel]
-    filter_args = (inputs["w"], u, *(np.int32(v) for v in (g.c, g.k, g.r, g.s)))
-    main_args = (inputs["x"], u, inputs["gamma"], inputs["beta"], workspace, *g.ints())
-
-    def conv(stream: Any) -> None:
-        transform(filter_grid, (threads, 1, 1), filter_args, stream=stream)
-        main(grid, block, main_args, stream=stream, shared_mem=shared_mem)
-
-    return conv
+    return conv2d.winograd_launch(variant, functions, g, inputs["w"], block, shared_mem,
+                                  lambda u: (inputs["x"], u, inputs["gamma"], inputs["beta"], workspace, *g.ints()),
+                                  "fused")
 
 
 def _ceil(a: int, b: int) -> int:
