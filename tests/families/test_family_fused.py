@@ -330,6 +330,7 @@ def _fake_cupy(log):
 def winograd_launches(monkeypatch, size, name="winograd"):
     log: list = []
     monkeypatch.setattr(fused, "cupy", lambda: _fake_cupy(log))
+    monkeypatch.setattr(conv2d, "cupy", lambda: _fake_cupy(log))  # the Winograd launch is conv2d's
     v = variant(name)
 
     def recorder(kernel):
@@ -380,6 +381,7 @@ def test_winograd_counts_direct_flops_and_keeps_the_products_tolerance():
 
 def test_winograd_refuses_a_transformed_filter_over_the_index_limit(monkeypatch):
     monkeypatch.setattr(fused, "cupy", lambda: _fake_cupy([]))
+    monkeypatch.setattr(conv2d, "cupy", lambda: _fake_cupy([]))
     v = variant("winograd")
     ctx = SimpleNamespace(grid=(1, 1, 1), block=v.block_dims(), shared_mem=v.dynamic_smem_bytes())
     # U would hold 16 * 2^28 floats: refused before any buffer of that size is made (no inputs are passed)
