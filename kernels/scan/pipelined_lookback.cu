@@ -6,7 +6,7 @@
 // tiles from the atomic counter and copies STAGES of them ahead into shared memory with Hopper's bulk
 // copy (cp.async.bulk, one instruction per tile, completion counted in bytes on an mbarrier): as soon
 // as tile t is read out of its stage into registers, the stage is refilled with a newly claimed tile,
-// and only then does warp 0 look back for t. In-flight loads no longer live in registers (32-40 a
+// and only then does warp 0 look back for t. In-flight loads no longer live in registers (48 a
 // thread, not 68); shared memory sets the occupancy (4 blocks of 2 x 24 KiB). Tiles stay at 6144
 // elements, decoupled_lookback's, so the look-back chain rounds as it does (the tolerance's model). The
 // look-back, the flag+value words and the output layout are decoupled_lookback's; the partial last tile
@@ -17,8 +17,9 @@
 // ones are done), its copy is already issued, its predecessors are all finished: L always completes.
 // Blocks that do not fit on the GPU at once hold no tile; they start when others exit, claim past the
 // end and exit. No data fences: a tile reads only x and its predecessors' status words, whose flag and
-// value are one 64-bit word. Expected limiter: DRAM bandwidth (a copy's 2n words), with the look-back
-// hidden behind STAGES - 1 tiles of copies per block.
+// value are one 64-bit word. Needs sm_90 (bulk copies, mbarrier byte counts). Expected limiter: DRAM
+// bandwidth (a copy's 2n words), the look-back hidden behind the copies in flight (STAGES per block
+// counting the one refilled at the look-back's start).
 #ifndef BLOCK
 #define BLOCK 256
 #endif
@@ -39,10 +40,12 @@
 #define NWARPS (BLOCK / 32)
 #define ROUNDS (ITEMS / 4)
 #define PRODUCER (BLOCK - 32)  // lane 0 of the last warp claims tiles and starts their copies
+#define SMEM_BYTES (STAGES * TILE * 4)  // = the manifest's dynamic_smem
 static_assert(ITEMS % 4 == 0 && ITEMS >= 4 && ITEMS <= 64, "ITEMS is whole float4s per thread, 4..64");
 static_assert(BLOCK % 32 == 0 && BLOCK >= 32 && BLOCK <= 1024, "BLOCK must be whole warps (NWARPS <= 32)");
 static_assert(STAGES >= 1 && STAGES <= 8, "STAGES is 1..8 tiles per block");
 static_assert(MIN_BLOCKS >= 1, "MIN_BLOCKS is at least 1");
+static_assert(SMEM_BYTES <= 227 * 1024, "STAGES tiles must fit in the 227 KB of shared memory an H100 block may have");
 
 // Workspace as in decoupled_lookback: one status word per tile and the tile counter, in the module,
 // sized for the largest n (2^31 - 1); the _reset kernel zeroes the used part before every scan.
@@ -146,7 +149,7 @@ __device__ __forceinline__ void store4(float* p, float4 o) {
 
 extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) scan_pipelined_lookback(const float* __restrict__ x,
                                                                                         float* __restrict__ y, int n) {
-    extern __shared__ float4 stages[];  // STAGES tiles of TILE floats (the manifest's dynamic_smem); 16-byte aligned
+    extern __shared__ float4 stages[];  // SMEM_BYTES: STAGES tiles of TILE floats; 16-byte aligned
     __shared__ __align__(8) unsigned long long full[STAGES];  // one mbarrier per stage: "its tile has landed"
     __shared__ int claimed[STAGES];                           // the tile each stage holds
     __shared__ float warp_sums[NWARPS];
