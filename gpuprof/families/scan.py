@@ -106,12 +106,14 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
     """The manifest's plan: "lookback", "propagate" or "single"; workspace is allocated here, once."""
     n = size["n"]
     steps: list[tuple[Any, tuple[int, ...], tuple[int, int, int], tuple]] = []
+    scan_smem = 0  # dynamic shared memory of the look-back scan kernel (the manifest's dynamic_smem)
     chosen = _keys.plan(variant, PLANS)
     if chosen == "lookback":  # single pass: zero the look-back state, then one scan kernel
         reset = _keys.helper(variant, functions, "reset")
-        tiles = math.ceil(n / variant.tile_dims()[0])
+        tiles = math.ceil(n / variant.tile_dims()[0])  # tiles, not blocks: a persistent kernel loops over them
         steps.append((reset, (math.ceil((tiles + 1) / HELPER_THREADS),), (HELPER_THREADS, 1, 1), (np.int32(tiles),)))
         steps.append((functions[variant.kernel], ctx.grid, ctx.block, kernel_args(inputs, out, size)))
+        scan_smem = ctx.shared_mem
     elif chosen == "propagate":
         totals, add = _keys.helper(variant, functions, "totals"), _keys.helper(variant, functions, "add")
         _propagate(steps, functions[variant.kernel], totals, add, variant.tile_dims()[0], ctx.block,
@@ -119,9 +121,14 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
     else:  # "single": one kernel on the manifest's grid (a student's scan)
         steps.append((functions[variant.kernel], ctx.grid, ctx.block, kernel_args(inputs, out, size)))
 
+    main = functions[variant.kernel]
+
     def launch(stream: Any) -> None:
         for fn, grid, block, args in steps:
-            fn(grid, block, args, stream=stream)
+            if fn is main and scan_smem:
+                fn(grid, block, args, stream=stream, shared_mem=scan_smem)
+            else:
+                fn(grid, block, args, stream=stream)
 
     return launch
 

@@ -41,24 +41,39 @@ def test_one_dropped_element_fails_at_a_small_check_size():
 
 
 class Recorder:
-    """Stands in for a compiled kernel: keeps every launch's grid, block and args."""
+    """Stands in for a compiled kernel: keeps every launch's grid, block and args, and the dynamic
+    shared memory of each launch in `shared`."""
 
     def __init__(self, name, log):
-        self.name, self.log = name, log
+        self.name, self.log, self.shared = name, log, []
 
-    def __call__(self, grid, block, args, stream=None):
+    def __call__(self, grid, block, args, stream=None, shared_mem=0):
         self.log.append((self.name, grid, block, args))
+        self.shared.append(shared_mem)
 
 
-def planned(variant_name, n, monkeypatch):
+SM_COUNT = 132  # an H100 SXM, for the per_sm grids
+
+
+def manifest_grid(v, n):
+    """What sizes.grid_for gives on a 132-SM GPU (without asking a GPU)."""
+    if v.grid.startswith("per_sm:"):
+        return (SM_COUNT * int(v.grid.split(":")[1]),)
+    return (math.ceil(n / v.tile_dims()[0]),)
+
+
+def planned(variant_name, n, monkeypatch, functions_out=None):
     monkeypatch.setattr(scan, "cupy", lambda: np)  # workspace from numpy: no GPU needed to plan
     v = FAMILY.variant(variant_name)
     log: list = []
     functions = {name: Recorder(name, log) for name in (v.kernel, *v.extra_kernels)}
     tile = v.tile_dims()[0]
-    ctx = SimpleNamespace(grid=(math.ceil(n / tile),), block=v.block_dims(), sm_count=132)
+    ctx = SimpleNamespace(grid=manifest_grid(v, n), block=v.block_dims(), sm_count=SM_COUNT,
+                          shared_mem=v.dynamic_smem_bytes())
     x, out = np.zeros(n, np.float32), np.zeros(n, np.float32)
     scan.plan(v, functions, {"x": x}, out, {"n": n}, ctx)(stream=None)
+    if functions_out is not None:
+        functions_out.update(functions)
     return v, tile, log, x, out
 
 
@@ -83,14 +98,38 @@ def test_propagate_schedule_scans_every_level_and_adds_back_down(name, n, monkey
         assert log[-1][0].endswith("_add") and log[-1][3][0] is out  # the last launch fixes up y itself
 
 
+LOOKBACKS = [v.name for v in FAMILY.variants if v.plan == "lookback"]
+
+
+def test_the_single_pass_scans_include_the_pipelined_one():
+    assert {"decoupled_lookback", "pipelined_lookback"} <= set(LOOKBACKS)
+
+
 @pytest.mark.parametrize("n", [1, 4097, 2**28])
-def test_lookback_plan_resets_then_scans_once(n, monkeypatch):
-    v, tile, log, x, out = planned("decoupled_lookback", n, monkeypatch)
+@pytest.mark.parametrize("name", LOOKBACKS)
+def test_lookback_plan_resets_then_scans_once(name, n, monkeypatch):
+    v, tile, log, x, out = planned(name, n, monkeypatch)
     (reset, grid_r, _, (tiles,)), (main, grid, _, args) = log
     assert reset.endswith("_reset") and main == v.kernel
-    assert int(tiles) == math.ceil(n / tile) == grid[0]
+    assert int(tiles) == math.ceil(n / tile)  # the reset covers every tile's status word
+    assert grid == manifest_grid(v, n)  # one block per tile, or a persistent grid that loops over tiles
     assert grid_r[0] * scan.HELPER_THREADS >= int(tiles) + 1
     assert args[0] is x and args[1] is out and int(args[2]) == n
+
+
+@pytest.mark.parametrize("n", [4097, 2**28])
+def test_the_pipelined_scan_gets_its_stages_of_shared_memory_and_the_reset_none(n, monkeypatch):
+    functions: dict = {}
+    v, tile, log, _, _ = planned("pipelined_lookback", n, monkeypatch, functions)
+    assert v.grid == "per_sm:8" and log[1][1] == (8 * SM_COUNT,)
+    stages = v.defines["STAGES"]
+    assert functions[v.kernel].shared == [stages * tile * 4] == [2 * 6144 * 4]
+    assert functions[v.helper("reset")].shared == [0]
+
+
+def test_the_pipelined_tiles_are_the_decoupled_ones():
+    """The tolerance's look-back model (tests/families/test_tolerances.py) chains 6144-element tiles."""
+    assert FAMILY.variant("pipelined_lookback").tile_dims() == FAMILY.variant("decoupled_lookback").tile_dims()
 
 
 ALTERNATIVES = [
@@ -98,6 +137,12 @@ ALTERNATIVES = [
     ("scan_then_propagate", {"BLOCK": 1024, "ITEMS": 4}), ("scan_then_propagate", {"BLOCK": 128, "ITEMS": 32}),
     ("warp_shuffle", {"BLOCK": 1024, "ITEMS": 4}), ("warp_shuffle", {"BLOCK": 128, "ITEMS": 32}),
     ("decoupled_lookback", {"BLOCK": 512, "ITEMS": 8}), ("decoupled_lookback", {"BLOCK": 64, "ITEMS": 64}),
+    # the sweep the pipelined scan's header proposes (STAGES x ITEMS x BLOCK, streaming stores)
+    ("pipelined_lookback", {"STAGES": 1}), ("pipelined_lookback", {"STAGES": 3, "MIN_BLOCKS": 3}),
+    ("pipelined_lookback", {"ITEMS": 16, "MIN_BLOCKS": 6}), ("pipelined_lookback", {"ITEMS": 32, "MIN_BLOCKS": 3}),
+    ("pipelined_lookback", {"BLOCK": 128, "ITEMS": 48, "MIN_BLOCKS": 4}),
+    ("pipelined_lookback", {"BLOCK": 512, "ITEMS": 12, "MIN_BLOCKS": 2}),
+    ("pipelined_lookback", {"BLOCK": 32, "ITEMS": 16}), ("pipelined_lookback", {"STREAM_STORES": 1}),
 ]
 
 

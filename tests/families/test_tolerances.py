@@ -151,7 +151,8 @@ def tiled_scan(x: np.ndarray, threads: int, items: int, offsets: str) -> np.ndar
 
 
 SCANS = {  # (threads, items per thread, offsets), as in kernels/scan/family.toml
-    "decoupled_lookback": (128, 48, "lookback"), "scan_then_propagate": (256, 16, "propagate"),
+    "decoupled_lookback": (128, 48, "lookback"), "pipelined_lookback": (256, 24, "lookback"),
+    "scan_then_propagate": (256, 16, "propagate"),
     "hillis_steele": (1024, 1, "propagate"), "blelloch": (512, 2, "propagate"),
 }
 
@@ -176,15 +177,18 @@ def lookback_prefixes(n: int, tile: int, seed: int) -> tuple[np.ndarray, np.ndar
 
 
 @pytest.mark.parametrize("n", [2**27, 2**28])
-def test_scan_lookback_at_the_benchmark_size_passes_and_a_lost_tile_fails(n):
-    tile = catalog.load_family("scan").variant("decoupled_lookback").tile_dims()[0]  # 6144
-    tol = scan.tolerance(catalog.load_family("scan").variant("decoupled_lookback"), {"n": n})
+@pytest.mark.parametrize("name", ["decoupled_lookback", "pipelined_lookback"])
+def test_scan_lookback_at_the_benchmark_size_passes_and_a_lost_tile_fails(name, n):
+    threads, items, _ = SCANS[name]
+    tile = catalog.load_family("scan").variant(name).tile_dims()[0]  # 6144 for both
+    assert tile == threads * items
+    tol = scan.tolerance(catalog.load_family("scan").variant(name), {"n": n})
     worst = 0.0
     for seed in range(3):
         computed, exact = lookback_prefixes(n, tile, seed)
         worst = max(worst, scaled_error(computed, exact, "element")[0])
     # the tile-local part (measured at 2^22 above, the same per tile at any n) adds to the chain's
-    local = scaled_error(tiled_scan(rng(1).random(2**20, dtype=np.float32), 128, 48, "lookback")[:tile],
+    local = scaled_error(tiled_scan(rng(1).random(2**20, dtype=np.float32), threads, items, "lookback")[:tile],
                          np.cumsum(rng(1).random(2**20, dtype=np.float32)[:tile].astype(np.float64)), "element")[0]
     assert (worst + local) * MARGIN <= tol, f"look-back chain at n={n}: {worst:.2e}, tolerance {tol:.2e}"
     computed, exact = lookback_prefixes(n, tile, 0)
