@@ -25,13 +25,13 @@ static_assert(BLOCK >= 32 && BLOCK <= 1024 && BLOCK % 32 == 0, "BLOCK must be wh
 static_assert(UNROLL >= 1 && UNROLL <= 8, "UNROLL float4 loads in flight per thread: 1..8");
 static_assert(LOAD_HINT >= 0 && LOAD_HINT <= 3, "LOAD_HINT: 0 plain, 1 L2::256B, 2 __ldcs, 3 L2::256B + evict_first");
 
-// One 16-byte load of a value read exactly once, with LOAD_HINT's cache hints. The input is never
-// written during the kernel, so the non-volatile asm may be scheduled freely.
+// One 16-byte load of a value read exactly once, with LOAD_HINT's cache hints. volatile: nvcc must
+// not hoist a load above its loop's bounds check.
 static __device__ __forceinline__ float4 load_once(const float4* p)
 {
 #if LOAD_HINT == 1
     float4 v;
-    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4];"
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4];"
         : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(__cvta_generic_to_global(p)));
     return v;
 #elif LOAD_HINT == 2
@@ -40,7 +40,7 @@ static __device__ __forceinline__ float4 load_once(const float4* p)
     unsigned long long policy;                          // sm_90 takes L2::evict_first only as a policy
     asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
     float4 v;
-    asm("ld.global.nc.L1::no_allocate.L2::cache_hint.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4], %5;"
+    asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4], %5;"
         : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(__cvta_generic_to_global(p)), "l"(policy));
     return v;
 #else
