@@ -18,6 +18,9 @@
 #ifndef UNROLL
 #define UNROLL 4
 #endif
+#ifndef BLOCKS_PER_SM
+#define BLOCKS_PER_SM 2                                 // the grid (manifest: per_sm:BLOCKS_PER_SM) and the register cap
+#endif
 #ifndef LOAD_HINT
 #define LOAD_HINT 1
 #endif
@@ -79,7 +82,7 @@ static __device__ __forceinline__ float block_sum(float v, float* scratch)
     return v;
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
+extern "C" __global__ void __launch_bounds__(BLOCK, BLOCKS_PER_SM)
 reduce_last_block(const float* __restrict__ in, float* __restrict__ out, int n)
 {
     __shared__ float warp_sums[BLOCK / 32];

@@ -16,6 +16,9 @@
 #ifndef UNROLL
 #define UNROLL 4
 #endif
+#ifndef BLOCKS_PER_SM
+#define BLOCKS_PER_SM 2                                 // the grid (manifest: per_sm:BLOCKS_PER_SM) and the register cap
+#endif
 
 static_assert(BLOCK >= 32 && BLOCK <= 1024 && BLOCK % 32 == 0, "BLOCK must be whole warps, 32..1024");
 #ifndef LOAD_HINT
@@ -56,7 +59,7 @@ static __device__ __forceinline__ float warp_sum(float v)
     return v;
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
+extern "C" __global__ void __launch_bounds__(BLOCK, BLOCKS_PER_SM)
 reduce_vectorized_atomic(const float* __restrict__ in, float* __restrict__ out, int n)
 {
     __shared__ float warp_sums[BLOCK / 32];
