@@ -47,7 +47,9 @@ class Variant:
     extra_kernels: tuple[str, ...] = ()  # more entry points of the same file, for multi-kernel plans
     block: tuple[Expr, ...] = ()
     tile: tuple[Expr, ...] = ()
-    grid: str = "tiles"  # "tiles": ceil(extent / tile) per grid dim; "one": a single block; "per_sm:K"; "expressions"
+    # "tiles": ceil(extent / tile) per grid dim; "one": a single block; "per_sm:K" (K an integer or an
+    # expression over the defines); "expressions"
+    grid: str = "tiles"
     # grid = ["ceil(M/32)", "ceil(N/32)"]: one expression per grid axis (x first) over the defines and
     # the size symbols (M, N, K or m, n, k), for a kernel whose axes are not the family's grid_dims.
     grid_exprs: tuple[Expr, ...] = ()
@@ -119,6 +121,11 @@ class Variant:
 
     def dynamic_smem_bytes(self) -> int:
         return evaluate(self.dynamic_smem, self.defines)
+
+    def blocks_per_sm(self) -> int:
+        """K of grid = "per_sm:K": an integer, or an expression over the defines (per_sm:BLOCKS_PER_SM,
+        so -D can sweep the grid size)."""
+        return evaluate(self.grid.partition("per_sm:")[2], self.defines)
 
     def with_defines(self, overrides: dict[str, int]) -> Variant:
         return replace(self, defines={**self.defines, **overrides})
@@ -321,7 +328,8 @@ def parse_variant(path: Path, index: int, data: dict[str, Any], *, user: bool = 
 
 
 def _grid(m: _Manifest, data: dict[str, Any]) -> tuple[str, tuple[Expr, ...]]:
-    """`grid = "tiles" | "one" | "per_sm:K"`, or a list of expressions, one per grid axis."""
+    """`grid = "tiles" | "one" | "per_sm:K"` (K an integer or an expression over the defines), or a
+    list of expressions, one per grid axis."""
     value = data.get("grid", "tiles")
     if isinstance(value, list):
         return "expressions", tuple(m.expr_list("grid"))
@@ -425,10 +433,16 @@ def check_geometry(path: Path | str, family: Family, v: Variant) -> None:
             f"{path}: variant {v.name!r}: tile must give {len(family.grid_dims)} positive extents "
             f"(along {list(family.grid_dims)})"
         )
-    per_sm = v.grid.partition("per_sm:")[2] if v.grid.startswith("per_sm:") else None
-    if v.grid not in ("tiles", "one", "expressions") and not (per_sm and per_sm.isdigit() and 1 <= int(per_sm) <= 1024):
+    if v.grid in ("tiles", "one", "expressions"):
+        return
+    try:
+        per_sm = v.blocks_per_sm() if v.grid.startswith("per_sm:") else None
+    except (ValueError, ZeroDivisionError):
+        per_sm = None
+    if per_sm is None or not 1 <= per_sm <= 1024:
         raise InputError(f"{path}: variant {v.name!r}: grid must be 'tiles', 'one', 'per_sm:K' (K from 1 to 1024 "
-                         "blocks per SM) or a list of expressions such as [\"ceil(M/32)\", \"ceil(N/32)\"]")
+                         "blocks per SM, an integer or an expression over the defines such as per_sm:BLOCKS_PER_SM) "
+                         "or a list of expressions such as [\"ceil(M/32)\", \"ceil(N/32)\"]")
 
 
 def _check_grid_expressions(path: Path | str, family: Family, v: Variant) -> None:

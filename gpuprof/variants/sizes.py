@@ -70,5 +70,5 @@ def grid_for(family: Family, variant: Variant, size: dict[str, int]) -> tuple[in
     if variant.grid == "expressions":
         return variant.grid_dims(family.dims, size)
     if variant.grid.startswith("per_sm:"):
-        return (device_info().sm_count * int(variant.grid.split(":", 1)[1]),)
+        return (device_info().sm_count * variant.blocks_per_sm(),)
     return tuple(math.ceil(size[d] / t) for d, t in zip(family.grid_dims, variant.tile_dims()))

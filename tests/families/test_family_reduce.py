@@ -65,6 +65,11 @@ ALTERNATIVES = [
     ("vectorized_atomic", {"BLOCK": 256, "UNROLL": 1}),
     ("vectorized_atomic", {"BLOCK": 512, "UNROLL": 4}),
     ("vectorized_atomic", {"BLOCK": 1024, "UNROLL": 8}),
+    *[("vectorized_atomic", {"LOAD_HINT": h}) for h in (1, 2, 3)],
+    ("vectorized_atomic", {"BLOCK": 512, "BLOCKS_PER_SM": 4, "LOAD_HINT": 1}),
+    *[("last_block", {"LOAD_HINT": h}) for h in (0, 1, 2, 3)],
+    ("last_block", {"BLOCK": 256, "UNROLL": 8, "BLOCKS_PER_SM": 8}),
+    ("last_block", {"BLOCK": 32, "UNROLL": 1, "BLOCKS_PER_SM": 1}),
 ]
 
 

@@ -1,12 +1,13 @@
-"""sizes.parse_size, sizes.clip and sizes.grid_for ('tiles' and 'one'; 'per_sm' needs a GPU)."""
+"""sizes.parse_size, sizes.clip and sizes.grid_for ('tiles', 'one', and 'per_sm' on a stand-in device)."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
-from gpuprof.errors import UsageError
+from gpuprof.errors import InputError, UsageError
 from gpuprof.variants import catalog, sizes
 
 INT32_MAX = 2**31 - 1
@@ -154,3 +155,38 @@ def test_grid_for_one_is_a_single_block(variant):
     v = fam.variant(variant)
     assert v.grid == "one"
     assert sizes.grid_for(fam, v, fam.default_size) == (1,)
+
+
+class _Device:
+    sm_count = 132  # an H100 SXM5
+
+
+def test_grid_for_per_sm_evaluates_a_define_so_d_sweeps_the_grid(monkeypatch):
+    monkeypatch.setattr(sizes, "device_info", lambda: _Device())
+    fam = family("reduce")
+    v = fam.variant("vectorized_atomic")
+    assert v.grid == "per_sm:BLOCKS_PER_SM"
+    assert sizes.grid_for(fam, v, fam.default_size) == (132 * v.defines["BLOCKS_PER_SM"],)
+    (three,) = fam.apply_defines([v], {"BLOCKS_PER_SM": 3})
+    assert sizes.grid_for(fam, three, fam.default_size) == (396,)
+
+
+def test_grid_for_per_sm_still_takes_an_integer(monkeypatch):
+    monkeypatch.setattr(sizes, "device_info", lambda: _Device())
+    fam = family("reduce")
+    v = fam.variant("many_per_thread")
+    assert v.grid == "per_sm:8" and sizes.grid_for(fam, v, fam.default_size) == (1056,)
+
+
+@pytest.mark.parametrize("per_sm", ["0", "1025", "UNDEFINED_NAME", "", "1.5"])
+def test_a_bad_per_sm_is_one_line_naming_the_forms(per_sm):
+    fam = family("reduce")
+    v = replace(fam.variant("vectorized_atomic"), grid=f"per_sm:{per_sm}")
+    with pytest.raises(InputError, match=r"grid must be 'tiles', 'one', 'per_sm:K' \(K from 1 to 1024"):
+        catalog.check_geometry("family.toml", fam, v)
+
+
+def test_d_that_makes_per_sm_zero_is_a_usage_error():
+    fam = family("reduce")
+    with pytest.raises(UsageError, match=r"-D BLOCKS_PER_SM=0 gives an invalid launch"):
+        fam.apply_defines([fam.variant("last_block")], {"BLOCKS_PER_SM": 0})
