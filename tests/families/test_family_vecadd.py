@@ -8,6 +8,7 @@ import pytest
 ALTERNATIVES = [
     *[{"LOAD_HINT": h} for h in (1, 2, 3)],
     *[{"STORE_HINT": h} for h in (1, 2)],
+    {"IN_FLIGHT": 0},  # the checked path, one pair in flight
     {"IN_FLIGHT": 1},
     {"IN_FLIGHT": 1, "LOAD_HINT": 1, "STORE_HINT": 1},
     {"IN_FLIGHT": 1, "BLOCK": 128, "UNROLL": 2},

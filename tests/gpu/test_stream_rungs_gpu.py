@@ -34,6 +34,7 @@ SWEEP = [
     ("reduce", "vectorized_atomic", {"BLOCKS_PER_SM": 1}),
     *[("vecadd", "full_grid_float4", {"LOAD_HINT": h}) for h in (1, 2, 3)],
     *[("vecadd", "full_grid_float4", {"STORE_HINT": h}) for h in (1, 2)],
+    ("vecadd", "full_grid_float4", {"IN_FLIGHT": 0}),
     ("vecadd", "full_grid_float4", {"IN_FLIGHT": 1}),
     ("vecadd", "full_grid_float4", {"IN_FLIGHT": 1, "BLOCK": 128, "UNROLL": 2}),
     ("vecadd", "full_grid_float4", {"IN_FLIGHT": 1, "LOAD_HINT": 1, "STORE_HINT": 1}),
