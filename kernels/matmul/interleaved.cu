@@ -9,6 +9,10 @@
 // between an interior and an edge path every tile); B's 16-byte copies need N % 4 == 0, else a
 // 4-byte instantiation of the same body runs. STAGES tiles resident in dynamic shared memory.
 // Expected limiter: FFMA issue, then the one barrier per BK tile; fewer dispatch stalls than warptile.
+// Measured on an H100 (4096^3): 3.030 ms against warptile's 2.917 ms. The register-bank model that
+// predicted it (benchmarks/sass_bank_conflicts.py: fewer register reads and same-bank pairs than
+// warptile) does not explain Hopper's dispatch stalls: they rose to 11.6 % (warptile 9.2 %, CUTLASS
+// 6.0 %). Kept as a measured negative result of the ladder; docs/PERFORMANCE.md has the view.
 
 #ifndef NUM_THREADS
 #define NUM_THREADS 256
