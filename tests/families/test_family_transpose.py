@@ -42,9 +42,10 @@ ALTERNATIVES = [
     ("vectorized", {"TILE": 32, "BLOCK_ROWS": 8}),
     ("vectorized", {"TILE": 64, "BLOCK_ROWS": 8}),
     ("vectorized", {"TILE": 96, "BLOCK_ROWS": 8}),
-    ("pipelined", {"TILES": 1}),
+    ("pipelined", {"TILES": 2}),
+    ("pipelined", {"SWIZZLE": 0}),
     ("pipelined", {"TILES": 4, "BUFFERS": 1}),
-    ("pipelined", {"TILES": 8, "LOAD_HINT": 1, "STORE_HINT": 1}),
+    ("pipelined", {"TILES": 8, "MIN_BLOCKS": 0, "LOAD_HINT": 1, "STORE_HINT": 1}),
     ("pipelined", {"BLOCK_ROWS": 8}),
     ("pipelined", {"TILE": 32, "BLOCK_ROWS": 8, "TILES": 4}),
 ]

@@ -20,10 +20,12 @@ QUICK = TimingPolicy(mode="cold", min_samples=5, max_time_s=0.3)
 
 SWEEP = [
     ("transpose", "pipelined", {}),
-    ("transpose", "pipelined", {"TILES": 1}),
+    ("transpose", "pipelined", {"TILES": 2}),
+    ("transpose", "pipelined", {"SWIZZLE": 0}),             # the plain layout: bank conflicts, same answer
+    ("transpose", "pipelined", {"MIN_BLOCKS": 0}),
     ("transpose", "pipelined", {"TILES": 3}),              # 8192 / 192 is not whole: the last block breaks early
     ("transpose", "pipelined", {"TILES": 4, "BUFFERS": 1}),
-    ("transpose", "pipelined", {"TILES": 8, "LOAD_HINT": 1, "STORE_HINT": 1}),
+    ("transpose", "pipelined", {"TILES": 8, "MIN_BLOCKS": 0, "LOAD_HINT": 1, "STORE_HINT": 1}),
     ("transpose", "pipelined", {"BLOCK_ROWS": 8}),
     ("transpose", "pipelined", {"TILE": 32, "BLOCK_ROWS": 8, "TILES": 4}),
     ("reduce", "last_block", {}),
