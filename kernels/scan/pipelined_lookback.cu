@@ -24,7 +24,8 @@
 // end and exit. No data fences: a tile reads only x and its predecessors' status words, whose flag and
 // value are one 64-bit relaxed word. Needs sm_90 (bulk copies, mbarrier byte counts) and NWARPS >= 2.
 // Expected limiter: DRAM bandwidth (a copy's 2n words); each block has one tile's copy in flight per
-// look-back (its wait bounds the iteration from below), so blocks per SM set the bytes in flight.
+// look-back (its wait bounds the iteration from below), so blocks per SM set the bytes in flight:
+// STAGES > 1 only holds tiles that have landed, and STAGES = 1 frees shared memory for more blocks.
 #ifndef BLOCK
 #define BLOCK 256
 #endif
