@@ -1,25 +1,31 @@
 // scan / pipelined_lookback
-// Changed from decoupled_lookback: persistent blocks that keep the next tile's loads in flight while
-// the current tile looks back. decoupled_lookback's ncu view: 52 % of warp stalls at the barrier after
-// warp 0's look-back, when a block's loads are done and its stores not started, so the SM has nothing
-// of that block in flight. Here grid = a few blocks per SM (per_sm in the manifest); each block claims
-// tiles from the atomic counter and copies STAGES of them ahead into shared memory with Hopper's bulk
-// copy (cp.async.bulk, one instruction per tile, completion counted in bytes on an mbarrier): as soon
-// as tile t is read out of its stage into registers, the stage is refilled with a newly claimed tile,
-// and only then does warp 0 look back for t. In-flight loads no longer live in registers (48 a
-// thread, not 68); shared memory sets the occupancy (4 blocks of 2 x 24 KiB). Tiles stay at 6144
-// elements, decoupled_lookback's, so the look-back chain rounds as it does (the tolerance's model). The
-// look-back, the flag+value words and the output layout are decoupled_lookback's; the partial last tile
-// is read from global memory with bounds.
-// Deadlock freedom: claims come from one counter, so each block holds its tiles in increasing order and
-// finishes them in that order; a tile's look-back waits only on smaller tiles, and every claimed tile
-// belongs to a running block. The smallest unfinished tile L is its owner's next tile (all its smaller
-// ones are done), its copy is already issued, its predecessors are all finished: L always completes.
+// Changed from decoupled_lookback: persistent blocks that keep the next tile's copy in flight while the
+// current tile looks back, and publish each prefetched tile's aggregate as soon as its data lands.
+// decoupled_lookback's ncu view: 52 % of warp stalls at the barrier after warp 0's look-back, when the
+// block has nothing in flight. Here grid = a few blocks per SM (per_sm in the manifest); each block
+// claims tiles from the atomic counter and copies them into STAGES shared-memory stages with Hopper's
+// bulk copy (cp.async.bulk, one instruction per tile, completion counted in bytes on an mbarrier).
+// The first version published a prefetched tile's aggregate only when it came to scan it, after the
+// previous tile's look-back, so look-backs chained through prefetched tiles round by round: 1.338 ms at
+// 2^28 on an H100 (0.65x CUB), 80 % of stalls at the barrier after the look-back. Now, per tile t:
+// the producer (lane 0 of the last warp) claims the next tile t' at the top; once t is read out of
+// its stage and the warp totals are in, the stage is refilled with t'; warp 0 looks back for t while
+// warps 1..NWARPS-1 wait for t' to land, sum it from shared memory, combine over a named barrier and
+// publish t''s AGGREGATE (INCLUSIVE for tile 0), keeping the value for t''s own INCLUSIVE publish
+// later. A block's first tile publishes when it is scanned (it waits on nothing before that), and the
+// partial last tile too (read from global memory with bounds; no tile looks back past the last).
+// Tiles stay at decoupled_lookback's 6144 elements (the tolerance's look-back chain model).
+// Deadlock freedom: a tile's status leaves FLAG_INVALID without waiting on any look-back: a prefetched
+// tile's aggregate needs only its own copy (claimed at the top of an iteration, published before that
+// iteration's end-of-look-back barrier); a block's first tile needs only its copy. A look-back waits
+// only on smaller tiles, all claimed by running blocks, and ends at tile 0's INCLUSIVE at the latest,
+// so every look-back ends whatever the schedule; look-backs never wait on a block's earlier tile.
 // Blocks that do not fit on the GPU at once hold no tile; they start when others exit, claim past the
 // end and exit. No data fences: a tile reads only x and its predecessors' status words, whose flag and
-// value are one 64-bit word. Needs sm_90 (bulk copies, mbarrier byte counts). Expected limiter: DRAM
-// bandwidth (a copy's 2n words), the look-back hidden behind the copies in flight (STAGES per block
-// counting the one refilled at the look-back's start).
+// value are one 64-bit relaxed word. Needs sm_90 (bulk copies, mbarrier byte counts) and NWARPS >= 2.
+// Expected limiter: DRAM bandwidth (a copy's 2n words); each block has one tile's copy in flight per
+// look-back (its wait bounds the iteration from below), so blocks per SM set the bytes in flight:
+// STAGES > 1 only holds tiles that have landed, and STAGES = 1 frees shared memory for more blocks.
 #ifndef BLOCK
 #define BLOCK 256
 #endif
@@ -27,7 +33,7 @@
 #define ITEMS 24  // elements per thread per tile: TILE = 6144 floats = 24 KiB per stage
 #endif
 #ifndef STAGES
-#define STAGES 2  // tiles in shared memory per block: the one being scanned and STAGES - 1 in flight
+#define STAGES 2  // tiles in shared memory per block: the one being scanned and the next STAGES - 1 claimed
 #endif
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 4  // __launch_bounds__ minimum blocks per SM: caps registers at 65536 / (BLOCK * MIN_BLOCKS)
@@ -40,9 +46,11 @@
 #define NWARPS (BLOCK / 32)
 #define ROUNDS (ITEMS / 4)
 #define PRODUCER (BLOCK - 32)  // lane 0 of the last warp claims tiles and starts their copies
+#define SUMMERS (BLOCK - 32)   // threads of warps 1..NWARPS-1: they sum each prefetched tile
 #define SMEM_BYTES (STAGES * TILE * 4)  // = the manifest's dynamic_smem
 static_assert(ITEMS % 4 == 0 && ITEMS >= 4 && ITEMS <= 64, "ITEMS is whole float4s per thread, 4..64");
-static_assert(BLOCK % 32 == 0 && BLOCK >= 32 && BLOCK <= 1024, "BLOCK must be whole warps (NWARPS <= 32)");
+static_assert(BLOCK % 32 == 0 && BLOCK >= 64 && BLOCK <= 1024,
+              "BLOCK must be 2..32 whole warps: warp 0 looks back while the others publish the prefetched tile");
 static_assert(STAGES >= 1 && STAGES <= 8, "STAGES is 1..8 tiles per block");
 static_assert(MIN_BLOCKS >= 1, "MIN_BLOCKS is at least 1");
 static_assert(SMEM_BYTES <= 227 * 1024, "STAGES tiles must fit in the 227 KB of shared memory an H100 block may have");
@@ -115,13 +123,12 @@ __device__ __forceinline__ void wait_stage(const unsigned long long* bar, unsign
     } while (!done);
 }
 
-// Producer thread only: claim the next tile for a stage and start its copy. A full tile is one bulk
-// copy whose bytes complete the stage's phase; a tile past the end, or the partial last tile (the
-// consumers read it from global memory with bounds), completes the phase with a plain arrive.
-__device__ __forceinline__ void refill(float4* stage, unsigned long long* bar, int* claimed, const float* x,
+// Producer thread only: start the copy of claimed tile t into a stage. A full tile is one bulk copy
+// whose bytes complete the stage's phase; a tile past the end, or the partial last tile (read from
+// global memory with bounds), completes the phase with a plain arrive.
+__device__ __forceinline__ void refill(float4* stage, unsigned long long* bar, int* claimed, int t, const float* x,
                                        int n, int tiles) {
-    const int t = (int)atomicAdd(&g_tile_counter, 1u);
-    *claimed = t;  // read by the consumers after the phase completes (the arrive releases it)
+    *claimed = t;  // read after the phase completes (the arrive releases it)
     const unsigned b = shared_address(bar);
     if (t < tiles && (long long)(t + 1) * TILE <= n) {
         // The block's generic reads of this stage (ordered before us by __syncthreads) come before
@@ -133,6 +140,38 @@ __device__ __forceinline__ void refill(float4* stage, unsigned long long* bar, i
                      : "memory");
     } else {
         asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(b) : "memory");
+    }
+}
+
+__device__ __forceinline__ int claim() { return (int)atomicAdd(&g_tile_counter, 1u); }
+
+// Warps 1..NWARPS-1 only (uniformly): wait for the stage's phase of this parity, and if it holds a full
+// tile, sum it from shared memory and publish the sum at once (INCLUSIVE for tile 0, whose prefix is
+// 0), keeping it in `aggregate` for the tile's INCLUSIVE publish when it is scanned. A wait does not
+// consume the phase: the scan's own wait later finds it complete. The partial last tile is left to its
+// scan (nothing looks back past it).
+__device__ __forceinline__ void publish_prefetched(const float4* stage, const unsigned long long* bar, unsigned parity,
+                                                   const int* claimed, float (*part)[NWARPS], float* aggregate,
+                                                   int st, int n, int tiles, int warp, int lane) {
+    wait_stage(bar, parity);
+    const int t = *claimed;  // the same for every waiting thread: the branch below is uniform
+    if (t >= tiles || (long long)(t + 1) * TILE > n) return;
+    float sum = 0.f;
+#pragma unroll 4
+    for (int k = (int)threadIdx.x - 32; k < TILE / 4; k += SUMMERS) {  // 512 B a warp: no bank conflicts
+        const float4 q = stage[k];
+        sum += (q.x + q.y) + (q.z + q.w);
+    }
+    sum = warp_sum(sum);
+    if (lane == 0) part[st][warp - 1] = sum;  // per stage: iteration 0 publishes several without a second barrier
+    __syncwarp();
+    asm volatile("bar.sync 1, %0;" ::"n"(SUMMERS) : "memory");  // warps 1..NWARPS-1 only, not warp 0
+    if (warp == 1) {
+        const float total = warp_sum(lane < NWARPS - 1 ? part[st][lane] : 0.f);
+        if (lane == 0) {
+            aggregate[st] = total;
+            publish(t, t == 0 ? FLAG_INCLUSIVE : FLAG_AGGREGATE, total);
+        }
     }
 }
 
@@ -152,6 +191,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) scan_pipelined_l
     extern __shared__ float4 stages[];  // SMEM_BYTES: STAGES tiles of TILE floats; 16-byte aligned
     __shared__ __align__(8) unsigned long long full[STAGES];  // one mbarrier per stage: "its tile has landed"
     __shared__ int claimed[STAGES];                           // the tile each stage holds
+    __shared__ float aggregate_of[STAGES];                    // its sum, where published when it landed
+    __shared__ float part[STAGES][NWARPS];                    // warps 1..NWARPS-1's shares of that sum
     __shared__ float warp_sums[NWARPS];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int tiles = (int)(((long long)n + TILE - 1) / TILE);
@@ -164,18 +205,23 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) scan_pipelined_l
     }
     __syncthreads();
     if (producer) {
-        for (int s = 0; s < STAGES; ++s) refill(stages + s * (TILE / 4), full + s, claimed + s, x, n, tiles);
+        for (int s = 0; s < STAGES; ++s) refill(stages + s * (TILE / 4), full + s, claimed + s, claim(), x, n, tiles);
     }
 
     const int chunk = warp * (32 * ITEMS);  // warp-striped, as decoupled_lookback
     unsigned parity = 0;
+    bool first = true;  // the block's first tile: published when scanned, as in decoupled_lookback
     for (int s = 0;; s = (s + 1 == STAGES) ? 0 : s + 1) {
         wait_stage(full + s, parity);
         const int tile = claimed[s];
         if (tile >= tiles) break;  // claims only grow, so the later stages hold no tile either: no copy in flight
+        // Claimed now, copied once the stage is read out: the atomic's latency hides behind the scan.
+        const int next = producer ? claim() : 0;
+        const bool full_tile = (long long)(tile + 1) * TILE <= n;  // every tile but a partial last one
+        const bool early = full_tile && !first;  // its aggregate went out when it landed
+        const float early_aggregate = aggregate_of[s];  // read before warp 1 may write this stage's next one
         const long long run = (long long)tile * TILE + chunk;
         const float4* stage = stages + s * (TILE / 4);
-        const bool full_tile = (long long)(tile + 1) * TILE <= n;  // every tile but a partial last one
         float4 v[ROUNDS];
         if (full_tile) {
 #pragma unroll
@@ -208,21 +254,31 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) scan_pipelined_l
         }
         if (lane == 0) warp_sums[warp] = carry;
         __syncthreads();  // the stage is read out and the warp totals are in
-        if (producer) refill(stages + s * (TILE / 4), full + s, claimed + s, x, n, tiles);  // in flight during the look-back
         if (warp == 0) {
             const float w = lane < NWARPS ? warp_sums[lane] : 0.f;
             const float wi = warp_inclusive(w, lane);
             const float we = __shfl_up_sync(0xffffffffu, wi, 1);
-            const float aggregate = __shfl_sync(0xffffffffu, wi, 31);  // this tile's sum
+            const float aggregate = early ? early_aggregate : __shfl_sync(0xffffffffu, wi, 31);  // this tile's sum
             float prefix = 0.f;
             if (tile == 0) {
                 if (lane == 0) publish(0, FLAG_INCLUSIVE, aggregate);
             } else {
-                if (lane == 0) publish(tile, FLAG_AGGREGATE, aggregate);  // successors may use it right away
+                if (!early && lane == 0) publish(tile, FLAG_AGGREGATE, aggregate);  // successors may use it right away
                 prefix = look_back(tile, lane);
                 if (lane == 0) publish(tile, FLAG_INCLUSIVE, prefix + aggregate);
             }
             if (lane < NWARPS) warp_sums[lane] = prefix + (lane == 0 ? 0.f : we);  // each warp's full offset
+        } else {
+            // Meanwhile the other warps refill the stage and publish what they prefetch, so that no
+            // look-back through those tiles waits for this one's.
+            if (producer) refill(stages + s * (TILE / 4), full + s, claimed + s, next, x, n, tiles);
+            __syncwarp();
+            if (first) {  // the stages claimed before the loop, in claim order: their first phase
+                for (int p = 1; p < STAGES; ++p)
+                    publish_prefetched(stages + p * (TILE / 4), full + p, 0u, claimed + p, part, aggregate_of, p, n,
+                                       tiles, warp, lane);
+            }
+            publish_prefetched(stage, full + s, parity ^ 1u, claimed + s, part, aggregate_of, s, n, tiles, warp, lane);
         }
         __syncthreads();
         const float off = warp_sums[warp];  // read before this warp's next write of it (after its next shuffles)
@@ -240,6 +296,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) scan_pipelined_l
                 if (i + 3 < n) y[i + 3] = v[r].w + off;
             }
         }
+        first = false;
         if (s + 1 == STAGES) parity ^= 1u;  // the next round of stages waits for their next phase
     }
 }

@@ -142,7 +142,9 @@ ALTERNATIVES = [
     ("pipelined_lookback", {"ITEMS": 16, "MIN_BLOCKS": 6}), ("pipelined_lookback", {"ITEMS": 32, "MIN_BLOCKS": 3}),
     ("pipelined_lookback", {"BLOCK": 128, "ITEMS": 48, "MIN_BLOCKS": 4}),
     ("pipelined_lookback", {"BLOCK": 512, "ITEMS": 12, "MIN_BLOCKS": 2}),
-    ("pipelined_lookback", {"BLOCK": 32, "ITEMS": 16}), ("pipelined_lookback", {"STREAM_STORES": 1}),
+    ("pipelined_lookback", {"BLOCK": 64, "ITEMS": 32}), ("pipelined_lookback", {"STREAM_STORES": 1}),
+    ("pipelined_lookback", {"STAGES": 1, "MIN_BLOCKS": 5}),
+    ("pipelined_lookback", {"STAGES": 1, "BLOCK": 128, "ITEMS": 48, "MIN_BLOCKS": 7}),
 ]
 
 
@@ -151,3 +153,13 @@ ALTERNATIVES = [
 def test_alternative_defines_compile_without_spills(build_clean, name, defines):
     usage = build_clean("scan", name, defines)
     assert usage.registers * FAMILY.variant(name).with_defines(defines).block_dims()[0] <= 65536
+
+
+@pytest.mark.nvcc
+def test_the_pipelined_scan_needs_a_warp_besides_the_looking_back_one():
+    """Warps 1..NWARPS-1 publish the prefetched tile while warp 0 looks back: one warp is refused."""
+    from gpuprof.commands.build import build_variant
+
+    result = build_variant(FAMILY, FAMILY.variant("pipelined_lookback").with_defines({"BLOCK": 32, "ITEMS": 16}),
+                           "sm_90")
+    assert result.error is not None and "2..32 whole warps" in result.error

@@ -37,18 +37,20 @@ def test_pipelined_is_ok_at_every_check_size_beside_decoupled_and_cub(n):
 
 
 @pytest.mark.parametrize("defines", [
-    {"STAGES": 1},                                   # the refill overlaps the look-back, nothing more
+    {"STAGES": 1},                                   # one stage: the prefetched tile lands in the one just read
+    {"STAGES": 1, "MIN_BLOCKS": 5},                  # 5 blocks of 24 KiB per SM
+    {"STAGES": 1, "BLOCK": 128, "ITEMS": 48, "MIN_BLOCKS": 7},  # 7 blocks of 4 warps per SM
     {"STAGES": 3, "MIN_BLOCKS": 3},                  # two tiles in flight per block, 3 blocks per SM
     {"ITEMS": 32, "MIN_BLOCKS": 3},                  # 8192-element tiles
     {"ITEMS": 16, "MIN_BLOCKS": 6},                  # 4096-element tiles (more look-back steps)
     {"BLOCK": 128, "ITEMS": 48},                     # decoupled_lookback's tile shape
     {"BLOCK": 512, "ITEMS": 12, "MIN_BLOCKS": 2},
-    {"BLOCK": 32, "ITEMS": 16},                      # one warp: the producer is warp 0's lane 0
+    {"BLOCK": 64, "ITEMS": 32},                      # one warp beside warp 0 sums and publishes alone
     {"STREAM_STORES": 1},                            # st.global.cs for y
 ])
 def test_pipelined_is_ok_with_the_defines_worth_sweeping(defines):
-    """Each define changes the stages, the tile or who produces; checked at the family's check
-    sizes plus 2^22 + 5 (hundreds of tiles, a partial last one, several per block)."""
+    """Each define changes the stages, the tile or how many warps sum the prefetched tile; checked at
+    the family's check sizes plus 2^22 + 5 (hundreds of tiles, a partial last one, several per block)."""
     outcome = run_family(RunRequest(family="scan", variants=["pipelined_lookback"], size={"n": 2**22 + 5},
                                     check_only=True, defines=defines))
     assert outcome.rows and all(r.check.status == results.OK for r in outcome.rows), \
@@ -62,11 +64,13 @@ PIPELINED_KEYS = ('block = ["BLOCK"]\ntile = ["BLOCK * ITEMS"]\ngrid = "per_sm:8
 
 
 def test_a_lost_tile_of_the_pipelined_scan_fails_at_the_benchmark_size(tmp_path):
-    """Tile tiles/3 publishes 0 instead of its aggregate: every later prefix misses ~3072."""
+    """Tile tiles/3 publishes 0 instead of its aggregate, whether it is summed when it lands (most
+    tiles) or when scanned (a block's first): every later prefix misses ~3072."""
     lose = "(tile == (n / TILE) / 3 ? 0.f : aggregate)"
     extra = planted(tmp_path, "scan", "pipelined_lookback", "lost_tile", [
         ("publish(tile, FLAG_AGGREGATE, aggregate);", f"publish(tile, FLAG_AGGREGATE, {lose});"),
         ("publish(tile, FLAG_INCLUSIVE, prefix + aggregate);", f"publish(tile, FLAG_INCLUSIVE, prefix + {lose});"),
+        ("const float total = warp_sum(", "const float total = (t == (n / TILE) / 3 ? 0.f : 1.f) * warp_sum("),
     ], PIPELINED_KEYS)
     row, = run_family(RunRequest(family="scan", variants=["lost_tile"], size={"n": 2**28}, extra_variants=extra,
                                  check_only=True)).rows
