@@ -123,7 +123,7 @@ def test_the_pipelined_scan_gets_its_stages_of_shared_memory_and_the_reset_none(
     v, tile, log, _, _ = planned("pipelined_lookback", n, monkeypatch, functions)
     assert v.grid == "per_sm:8" and log[1][1] == (8 * SM_COUNT,)
     stages = v.defines["STAGES"]
-    assert functions[v.kernel].shared == [stages * tile * 4] == [2 * 6144 * 4]
+    assert functions[v.kernel].shared == [stages * tile * 4] == [1 * 6144 * 4]
     assert functions[v.helper("reset")].shared == [0]
 
 
