@@ -105,30 +105,24 @@ def vendor_launch(call: str, inputs: dict[str, Any], out: Any, size: dict[str, i
 def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: Any, size: dict[str, int], ctx: Any):
     """The manifest's plan: "lookback", "propagate" or "single"; workspace is allocated here, once."""
     n = size["n"]
-    steps: list[tuple[Any, tuple[int, ...], tuple[int, int, int], tuple]] = []
-    scan_smem = 0  # dynamic shared memory of the look-back scan kernel (the manifest's dynamic_smem)
+    # (kernel, grid, block, args, dynamic shared memory): only the look-back scan kernel has any
+    steps: list[tuple[Any, tuple[int, ...], tuple[int, int, int], tuple, int]] = []
     chosen = _keys.plan(variant, PLANS)
     if chosen == "lookback":  # single pass: zero the look-back state, then one scan kernel
         reset = _keys.helper(variant, functions, "reset")
         tiles = math.ceil(n / variant.tile_dims()[0])  # tiles, not blocks: a persistent kernel loops over them
-        steps.append((reset, (math.ceil((tiles + 1) / HELPER_THREADS),), (HELPER_THREADS, 1, 1), (np.int32(tiles),)))
-        steps.append((functions[variant.kernel], ctx.grid, ctx.block, kernel_args(inputs, out, size)))
-        scan_smem = ctx.shared_mem
+        steps.append((reset, (math.ceil((tiles + 1) / HELPER_THREADS),), (HELPER_THREADS, 1, 1), (np.int32(tiles),), 0))
+        steps.append((functions[variant.kernel], ctx.grid, ctx.block, kernel_args(inputs, out, size), ctx.shared_mem))
     elif chosen == "propagate":
         totals, add = _keys.helper(variant, functions, "totals"), _keys.helper(variant, functions, "add")
         _propagate(steps, functions[variant.kernel], totals, add, variant.tile_dims()[0], ctx.block,
                    inputs["x"], out, n)
     else:  # "single": one kernel on the manifest's grid (a student's scan)
-        steps.append((functions[variant.kernel], ctx.grid, ctx.block, kernel_args(inputs, out, size)))
-
-    main = functions[variant.kernel]
+        steps.append((functions[variant.kernel], ctx.grid, ctx.block, kernel_args(inputs, out, size), 0))
 
     def launch(stream: Any) -> None:
-        for fn, grid, block, args in steps:
-            if fn is main and scan_smem:
-                fn(grid, block, args, stream=stream, shared_mem=scan_smem)
-            else:
-                fn(grid, block, args, stream=stream)
+        for fn, grid, block, args, shared_mem in steps:
+            fn(grid, block, args, stream=stream, shared_mem=shared_mem)
 
     return launch
 
@@ -139,13 +133,13 @@ def _propagate(steps: list, scan: Any, totals: Any, add: Any, tile: int, block: 
     tile, gather the tile totals, scan them the same way, and add each tile's offset to dst."""
     cp = cupy()
     tiles = math.ceil(n / tile)
-    steps.append((scan, (tiles,), block, (src, dst, np.int32(n))))
+    steps.append((scan, (tiles,), block, (src, dst, np.int32(n)), 0))
     if tiles == 1:
         return
     count = tiles - 1  # tile b >= 1 needs the scanned total of tiles 0..b-1
     gathered = cp.empty(count, dtype=cp.float32)  # workspace, kept alive by the launch closure's steps
     scanned = cp.empty(count, dtype=cp.float32)
     steps.append((totals, (math.ceil(count / HELPER_THREADS),), (HELPER_THREADS, 1, 1),
-                  (dst, gathered, np.int32(count))))
+                  (dst, gathered, np.int32(count)), 0))
     _propagate(steps, scan, totals, add, tile, block, gathered, scanned, count)
-    steps.append((add, (count,), (HELPER_THREADS, 1, 1), (dst, scanned, np.int32(n))))
+    steps.append((add, (count,), (HELPER_THREADS, 1, 1), (dst, scanned, np.int32(n)), 0))
