@@ -14,7 +14,7 @@ import pytest
 
 from gpuprof import results
 from gpuprof.commands.run import RunRequest, run_family
-from gpuprof.variants import catalog
+from gpuprof.variants import catalog, headers
 
 pytestmark = pytest.mark.gpu
 
@@ -28,6 +28,8 @@ def planted(tmp_path: Path, family: str, shipped: str, name: str, edits: list[tu
         assert text.count(old) == 1, old
         text = text.replace(old, new)
     (tmp_path / f"{name}.cu").write_text(text)
+    for header in headers.kernel_headers(KERNELS / family / f"{shipped}.cu"):  # e.g. scan's lookback.cuh
+        (tmp_path / header.name).write_text(header.read_text())
     manifest = tmp_path / f"{family}.toml"
     manifest.write_text(textwrap.dedent(f"""\
         [[variant]]
