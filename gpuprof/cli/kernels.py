@@ -24,9 +24,9 @@ FamilyArg = Annotated[str | None, typer.Argument(help="A kernel family (see `gpu
 
 
 def _families(family: str | None) -> list[Family]:
-    from gpuprof.variants import catalog
+    from gpuprof.families import registry
 
-    return [catalog.load_family(family)] if family else catalog.load_all()
+    return [registry.resolve(family)] if family else registry.all_families()
 
 
 @app.command("list")
@@ -180,10 +180,10 @@ def new(
     Example: gpuprof new matmul my_tiled && gpuprof run matmul --variants smem_tiled,cublas --add my_tiled.cu
     """
     from gpuprof.commands.new import write_starter
-    from gpuprof.variants import catalog
+    from gpuprof.families import registry
 
     with exit_on_error():
-        fam = catalog.load_family(family)
+        fam = registry.resolve(family)
         path = write_starter(fam, name, directory)
     human_console(None).print(f"wrote {path}; fill in the kernel, then:\n"
                               f"  gpuprof run {family} --variants {fam.baseline} --add {path}")

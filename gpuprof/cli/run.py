@@ -90,23 +90,23 @@ def run(
         from gpuprof import families, results
         from gpuprof.commands.row_story import parse_with
         from gpuprof.commands.run import RunRequest, run_tables
+        from gpuprof.families import registry
         from gpuprof.files import check_outputs
         from gpuprof.measure import library_warnings
         from gpuprof.measure.timing import TimingPolicy
         from gpuprof.render.tables import print_run_tables
-        from gpuprof.variants import catalog
         from gpuprof.variants.sizes import parse_size
 
         target = json_target(json_out)
         check_outputs(variant_options.add or [], {"--json": target}, force)
         _check_policy(min_samples, max_time, target_spread)
-        [(fam, chosen, extra)] = variant_options.select([catalog.load_family(family)], variants)
+        [(fam, chosen, extra)] = variant_options.select([registry.resolve(family)], variants)
         base = baseline or fam.baseline
         if base not in fam.variant_names:
             raise UsageError(f"unknown --baseline '{base}'; choose from: {', '.join(fam.variant_names)}")
         defines = variant_options.defines()
         request = RunRequest(
-            family=family, variants=[v.name for v in chosen], size=parse_size(fam, size),
+            family=fam.locator, variants=[v.name for v in chosen], size=parse_size(fam, size),
             policy=TimingPolicy(mode=timing, min_samples=min_samples, max_time_s=max_time,
                                 target_spread=target_spread, discard_throttled=discard_throttled),
             check_only=check_only, defines=defines, extra_variants=extra, timeout_s=_positive(timeout), baseline=base,
@@ -126,7 +126,7 @@ def run(
 
         with library_warnings.caught() as outside, _progress_bar(len(chosen)) as on_step:
             report = run_tables(request, on_step, checkpoint=save)  # each row keeps its own warnings
-        host = families.host(fam.name)
+        host = families.host(fam)
         if target == "-" and finished:
             typer.echo("".join(results.json_parts(finished[-1])))
     console = human_console(target)
@@ -266,11 +266,11 @@ def launch(
     Example: ncu --nvtx --nvtx-include 'matmul/naive/' gpuprof launch matmul naive --count 3
     """
     from gpuprof.commands.launch import launch_variant
-    from gpuprof.variants import catalog
+    from gpuprof.families import registry
     from gpuprof.variants.sizes import parse_size
 
     with exit_on_error():
-        [(fam, _, extra)] = variant_options.select([catalog.load_family(family)], variant)
+        [(fam, _, extra)] = variant_options.select([registry.resolve(family)], variant)
         for name in variant.split(","):  # several: one start-up for a sanitizer's batch
             launch_variant(family, name, parse_size(fam, size), count=count, warmup=warmup,
                            plain_allocations=plain_alloc, defines=variant_options.defines(), extra=extra)

@@ -6,10 +6,9 @@ from __future__ import annotations
 import secrets
 
 from gpuprof import families
-from gpuprof.families import _random
+from gpuprof.families import _random, registry
 from gpuprof.gpu import cupy, device_info
 from gpuprof.measure.check import starting_values
-from gpuprof.variants import catalog
 from gpuprof.variants.launch_plan import make_launch_factory
 from gpuprof.variants.sizes import clip
 
@@ -24,9 +23,9 @@ def launch_variant(family_name: str, variant_name: str, size: dict[str, int], *,
         cp.cuda.set_pinned_memory_allocator(None)
         # ... and cuRAND's state set-up kernels, instrumented, were the slowest part of a child.
         _random.draw_on_host()
-    family = catalog.load_family(family_name).with_variants(extra or [])
+    family = registry.resolve(family_name).with_variants(extra or [])
     (variant,) = family.apply_defines([family.variant(variant_name)], defines or {})
-    host = families.host(family.name)
+    host = families.host(family)
     device_info()
     size = clip(size, variant.max_size)
     inputs = host.make_inputs(size, secrets.randbits(63))

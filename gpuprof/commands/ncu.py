@@ -130,7 +130,7 @@ def _profile_or_import(request: NcuRequest, progress: ProgressFn | None) -> NcuR
                          "choose variants that launch kernels")
     run = profile_family(fam.name, [v.name for v in chosen if v.launches_kernel], parse_size(fam, target.size),
                          request.out_dir, options, request.ncu, target.options.defines(), progress=progress,
-                         added=added)
+                         added=added, locator=fam.locator)
     skipped = {v.name: NcuResult(v.name, None, note=f"not profiled: {NO_KERNEL}") for v in kernel_free}
     by_name = {r.label: r for r in run.results}
     return replace(run, results=[by_name.get(v.name) or skipped[v.name] for v in chosen])
@@ -184,7 +184,7 @@ def ladder(run: NcuRun, request: NcuRequest) -> list[Rung]:
 def profile_family(family: str, variants: list[str], size: dict[str, int], out_dir: Path,
                    options: ncu_tool.NcuOptions, ncu: str | None = None, defines: dict[str, int] | None = None,
                    progress: ProgressFn | None = None, added: dict[str, tuple[str, ...]] | None = None,
-                   batch: bool = True) -> NcuRun:
+                   batch: bool = True, locator: str = "") -> NcuRun:
     """added maps a user variant's name to the --add options its child process needs.
 
     Speed: the family's built-in variants run in ONE child under ONE ncu (one Python + CuPy +
@@ -196,7 +196,7 @@ def profile_family(family: str, variants: list[str], size: dict[str, int], out_d
     out_dir.mkdir(parents=True, exist_ok=True)
     added = added or {}
     target_of = {name: LaunchTarget(family, name, size, count=1, warmup=WARMUP_LAUNCHES, defines=defines or {},
-                                    add=added.get(name, ())) for name in variants}
+                                    add=added.get(name, ()), locator=locator) for name in variants}
     done: dict[str, NcuResult] = {}
     reader = ""
     together = [name for name in variants if not added.get(name)]  # a user's variant always alone

@@ -181,8 +181,8 @@ def profile_family(family: Family, variants: list[Variant], size: dict[str, int]
     summaries = []
     for i, v in enumerate(variants):
         tell(progress, v.name, "nsys profile", i, len(variants))
-        target = LaunchTarget(family.name, v.name, size, count=count, defines=dict(defines or {}),
-                              add=(added or {}).get(v.name, ()))
+        target = LaunchTarget(family.name, v.name, size, count=count, locator=family.locator,
+                              defines=dict(defines or {}), add=(added or {}).get(v.name, ()))
         summaries.append(_profile_one(nsys, v.name, out_dir / f"{family.name}-{v.name}", target.argv(),
                                       out_dir, env, timeout_s))
         tell(progress, v.name, DONE, i, len(variants))

@@ -70,7 +70,7 @@ def attach(rows: list[Row], family: Family, size: dict[str, int], options: Varia
     from gpuprof.commands.target import Target
 
     ran = [r for r in rows if r.check.status != SKIPPED]
-    target = Target(families=(family.name,), options=options)
+    target = Target(families=(family.locator,), options=options)
     if "ncu" in tools:
         ok = [r for r in ran if r.check.status == OK]
         if ok:  # at the row's own size, as timed

@@ -14,6 +14,7 @@ from gpuprof.analysis.ceilings import Ceilings
 from gpuprof.analysis.tables import Report, Table, table_rows
 from gpuprof.commands import row_story
 from gpuprof.errors import EnvironmentProblem, UsageError
+from gpuprof.families import registry
 from gpuprof.families.interface import FamilyHost
 from gpuprof.gpu import cupy, device_info
 from gpuprof.measure import device_ceilings, integrity, isolation, library_warnings, timing
@@ -30,7 +31,6 @@ from gpuprof.measure.check import (
 )
 from gpuprof.progress import DONE, Progress, ProgressFn, UnitOutcome
 from gpuprof.results import FAULT, IMPOSSIBLE, OK, SKIPPED, TIMEOUT, WRONG, CheckResult, Results, Row, size_label
-from gpuprof.variants import catalog
 from gpuprof.variants.catalog import Family, Variant
 from gpuprof.variants.launch_plan import host_synchronous, make_launch_factory
 from gpuprof.variants.selection import VariantOptions
@@ -81,12 +81,12 @@ def run_tables(request: RunRequest, progress: ProgressFn | None = None,
     With request.isolate each variant runs in a worker process (the one given, or one of this
     run's own): a variant that faults or hangs is reported as FAULT / TIMEOUT and the others still
     run. Without it everything runs here and the first sticky CUDA error ends the GPU work."""
-    family = catalog.load_family(request.family)
+    family = registry.resolve(request.family)
     if request.extra_variants:
         family = family.with_variants(request.extra_variants)
     chosen = family.select(request.variants)
     chosen = family.apply_defines(chosen, request.defines)
-    host = families.host(family.name)
+    host = families.host(family)
     size = request.size or dict(family.default_size)
     device_info()
     _check_memory(host, size)
@@ -178,7 +178,7 @@ def run_variant(family: Family, variant: Variant, size: dict[str, int], policy: 
 
 def _check_and_time(family: Family, variant: Variant, size: dict[str, int], policy: timing.TimingPolicy,
                     check_only: bool, emit: Callable[[str], None]) -> Row:
-    host = families.host(family.name)
+    host = families.host(family)
     row = _blank_row(family, variant, size, host)
     steps: list[str] = []
 
@@ -259,7 +259,7 @@ def _run_isolated(worker: isolation.Worker, job: tuple, report: Callable[[str], 
         if row.check.status == FAULT:
             worker.retire()  # its CUDA context is poisoned; the next variant gets a fresh process
         return row
-    row = _blank_row(family, variant, size, families.host(family.name))
+    row = _blank_row(family, variant, size, families.host(family))
     during = f" during {answer.last_event}" if answer.last_event else " while starting"
     if answer.status == isolation.TIMED_OUT:
         row.check = CheckResult(status=TIMEOUT, reasons=[(

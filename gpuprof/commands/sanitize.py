@@ -189,8 +189,8 @@ def launch_targets(chosen: list[tuple[Family, list[Variant]]], target: Target) -
     out = []
     for fam, picked in chosen:
         size = parse_size(fam, target.size) if target.size else sanitize_size(list(fam.check_sizes))
-        out += [LaunchTarget(fam.name, v.name, size, plain_allocations=True, defines=defines if v.is_cuda else {},
-                             add=add_args if v.user else ()) for v in picked]
+        out += [LaunchTarget(fam.name, v.name, size, plain_allocations=True, locator=fam.locator,
+                             defines=defines if v.is_cuda else {}, add=add_args if v.user else ()) for v in picked]
     return out
 
 

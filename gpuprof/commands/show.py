@@ -13,8 +13,8 @@ from gpuprof.analysis.ceilings import Ceilings
 from gpuprof.analysis.derive import derive
 from gpuprof.analysis.tables import Report, Table, table_rows
 from gpuprof.errors import GpuprofError
+from gpuprof.families import registry
 from gpuprof.results import Row
-from gpuprof.variants import catalog
 from gpuprof.variants.catalog import Family
 
 
@@ -47,7 +47,7 @@ def precisions_from_catalogue(rows: list[Row]) -> None:
         key = (row.family, row.variant)
         if key not in known:
             try:
-                known[key] = catalog.load_family(row.family).variant(row.variant).precision
+                known[key] = registry.resolve(row.family).variant(row.variant).precision
             except (GpuprofError, KeyError, AttributeError):
                 known[key] = results.UNKNOWN_PRECISION
         row.precision = known[key]
@@ -67,8 +67,8 @@ def _family(name: str, rows: list[Row]) -> tuple[Family, str]:
     """The catalogue's family and its rate kind; for rows of no shipped family (pytest rows,
     another gpuprof's family), a stand-in named after them, rated by what the rows carry."""
     try:
-        family = catalog.load_family(name)
-        return family, families.host(name).RATE
+        family = registry.resolve(name)
+        return family, families.host(family).RATE
     except GpuprofError:
         rate_kind = "flop" if all(r.flop for r in rows) else "bytes"
         stand_in = Family(name=name, summary="rows of a family this gpuprof does not ship", signature="",

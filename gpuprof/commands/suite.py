@@ -15,11 +15,11 @@ from gpuprof.analysis import derive
 from gpuprof.analysis.tables import Report, Table, table_rows
 from gpuprof.commands.run import DEFAULT_VARIANT_TIMEOUT_S, RunRequest, gpu_ceilings, run_family
 from gpuprof.errors import InputError
+from gpuprof.families import registry
 from gpuprof.measure import isolation
 from gpuprof.measure.timing import TimingPolicy
 from gpuprof.progress import Progress, ProgressFn
 from gpuprof.suite_file import Suite, SuiteCase, load_suite
-from gpuprof.variants import catalog
 from gpuprof.variants.catalog import Variant
 from gpuprof.variants.selection import VariantOptions
 from gpuprof.variants.user import load_kernels_dir
@@ -28,7 +28,7 @@ from gpuprof.variants.user import load_kernels_dir
 def load(path: Path) -> Suite:
     """A suite validated against the catalogue (and its kernels_dir): unknown families, variants or
     size keys fail here."""
-    families = catalog.load_all()
+    families = registry.all_families()
 
     def extra_known(directory: Path) -> dict[str, list[str]]:
         return {f.name: [v.name for v in load_kernels_dir(directory, f)] for f in families}
@@ -57,7 +57,7 @@ def case_variants(suite: Suite, case: SuiteCase) -> list[Variant]:
     """The variants the suite's kernels_dir adds to this case's family."""
     if suite.kernels_dir is None:
         return []
-    return load_kernels_dir(suite.kernels_dir, catalog.load_family(case.family))
+    return load_kernels_dir(suite.kernels_dir, registry.resolve(case.family))
 
 
 def policy_of(timing: dict[str, Any]) -> TimingPolicy:
@@ -117,7 +117,7 @@ def suite_tables(outcome: results.Results) -> list[Table]:
     mode; speedups are relative to the family's baseline and vendor rows."""
     tables = []
     for (name, _, mode), rows in table_rows(outcome.rows, str(outcome.timing_policy.get("mode", "cold"))).items():
-        family = catalog.load_family(name)
+        family = registry.resolve(name)
         tables.append(Table(family, rows, family.baseline, family.vendor_reference, mode))
     return tables
 

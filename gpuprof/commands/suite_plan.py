@@ -29,8 +29,9 @@ import numpy as np
 from gpuprof import families, results
 from gpuprof.analysis import ceilings
 from gpuprof.commands.suite import case_variants, policy_of, sweep_label
+from gpuprof.families import registry
 from gpuprof.suite_file import Suite
-from gpuprof.variants import catalog
+from gpuprof.variants.catalog import Variant
 from gpuprof.variants.sizes import clip
 
 # Per unit, beyond its timed samples: an NVRTC compile (from the shared disk cache after the first
@@ -68,7 +69,7 @@ def units_of(suite: Suite) -> list[Unit]:
     units: list[Unit] = []
     for index, case in enumerate(suite.cases):
         if case.variants == "all":
-            family = catalog.load_family(case.family)
+            family = registry.resolve(case.family)
             names = [*family.variant_names, *(v.name for v in case_variants(suite, case))]
         else:
             names = list(case.variants)
@@ -78,10 +79,10 @@ def units_of(suite: Suite) -> list[Unit]:
     return units
 
 
-def unit_row(suite: Suite, unit: Unit) -> tuple[catalog.Variant, str, dict[str, int]]:
+def unit_row(suite: Suite, unit: Unit) -> tuple[Variant, str, dict[str, int]]:
     """The unit's variant (with the case's defines), the id its row will have, and its timed size."""
     case = suite.cases[unit.case_index]
-    family = catalog.load_family(case.family)
+    family = registry.resolve(case.family)
     extra = case_variants(suite, case)
     if extra:
         family = family.with_variants(extra)
@@ -139,7 +140,7 @@ def estimate_units(suite: Suite, units: Sequence[Unit], history: results.Results
             estimates.append(Estimate(known[row_id], "history"))
             continue
         case = suite.cases[unit.case_index]
-        host = families.host(case.family)
+        host = families.host(registry.resolve(case.family))
         launch = model_launch_s(host.bytes_moved(size), host.flop(size), variant.precision,
                                 variant.expected_efficiency or DEFAULT_EFFICIENCY, peaks)
         estimates.append(Estimate(model_unit_s(launch, suite.case_timing(case)), "model"))

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuprof.errors import UsageError
-from gpuprof.variants import catalog
+from gpuprof.families import registry
 from gpuprof.variants.selection import Selected, VariantOptions
 
 FAMILY, COMMAND, IMPORT = "family", "command", "import"
@@ -36,8 +36,8 @@ class Target:
     def select(self) -> list[Selected]:
         """Per family (every family when none was named): the family with the user's variants, the
         chosen variants with -D applied, and the user's variants (VariantOptions.select)."""
-        names = self.families or tuple(catalog.family_names())
-        return self.options.select([catalog.load_family(name) for name in names], self.variants)
+        names = self.families or tuple(registry.names())
+        return self.options.select([registry.resolve(name) for name in names], self.variants)
 
 
 @dataclass(frozen=True)
@@ -80,9 +80,9 @@ def validate(target: Target, rules: TargetRules) -> str:
 
 
 def require_family(word: str, command: str) -> None:
-    """A family-like word that is no family is 'unknown family' (with a did-you-mean); anything else
-    (./app, python x.py) is a program, which goes after '--'."""
-    if word.isidentifier():
-        catalog.load_family(word)
-    elif word not in catalog.family_names():
+    """A family-like word that is no family is 'unknown family' (with a did-you-mean), a folder that
+    is no family folder says so; anything else (./app, python x.py) is a program, which goes after '--'."""
+    if word.isidentifier() or Path(word).expanduser().is_dir():
+        registry.resolve(word)
+    else:
         raise UsageError(f"'{word}' is no family; a program goes after '--': gpuprof {command} -- {word} ...")

@@ -1,19 +1,19 @@
 """Host side of each family: inputs, reference, vendor versions, FLOP and byte counts.
 
-gpuprof/families/<family>.py goes with kernels/<family>/family.toml and provides the hooks of
-interface.FamilyModule; callers get it through host(family), a FamilyHost that supplies the
-optional hooks' defaults.
+gpuprof/families/<family>.py is the Python of the built-in folder kernels/<family>/ (its family.toml
+names it as `host`) and provides the hooks of interface.FamilyModule; callers get any family's
+through host(family), a FamilyHost that supplies the optional hooks' defaults. Families are found
+by families/registry.py alone.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
-from gpuprof.errors import UsageError
 from gpuprof.families.interface import FamilyHost, FamilyModule
 
-if TYPE_CHECKING:  # mypy checks each family module against FamilyModule (tests/families: none left out)
+if TYPE_CHECKING:
+    # mypy checks each family module against FamilyModule (tests/families: none left out)
     from gpuprof.families import (
         conv2d,
         fft,
@@ -28,17 +28,15 @@ if TYPE_CHECKING:  # mypy checks each family module against FamilyModule (tests/
         transpose,
         vecadd,
     )
+    from gpuprof.variants.catalog import Family
 
     _CONFORMING: tuple[FamilyModule, ...] = (conv2d, fft, fused, histogram, matmul, mnist, reduce, scan, softmax,
                                              transfers, transpose, vecadd)
 
 
-def host(family: str) -> FamilyHost:
-    """The host side of `family` (gpuprof/families/<family>.py)."""
-    if not family.isidentifier():
-        raise UsageError(f"family '{family}' is not a valid name")
-    try:
-        module = importlib.import_module(f"gpuprof.families.{family}")
-    except ModuleNotFoundError:
-        raise UsageError(f"family '{family}' has no host-side module gpuprof/families/{family}.py") from None
-    return FamilyHost(cast(FamilyModule, module))  # a module found by name: checked above and by the tests
+def host(family: Family) -> FamilyHost:
+    """The host side of `family`, from its folder (families/registry.py: the manifest's `host`
+    module, the folder's family.py, or its [op] table)."""
+    from gpuprof.families import registry
+
+    return registry.host_for(family)

@@ -167,7 +167,9 @@ def _rate_number(d: Derived) -> str:
 def formula(family_name: str, rate_kind: str) -> str:
     """The family's own rate formula (families/<name>.py FORMULA), or a generic one for foreign rows."""
     try:
-        return str(families.host(family_name).FORMULA)
+        from gpuprof.families import registry
+
+        return str(families.host(registry.resolve(family_name)).FORMULA)
     except (GpuprofError, AttributeError):
         return _GENERIC_FORMULA[rate_kind]
 

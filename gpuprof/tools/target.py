@@ -18,6 +18,7 @@ class LaunchTarget:
     plain_allocations: bool = False
     defines: dict[str, int] = field(default_factory=dict)
     add: tuple[str, ...] = ()  # --add options of a user's variant, passed on to the child
+    locator: str = ""  # how the child finds the family (Family.locator: a name or a folder); "": `family`
 
     @property
     def nvtx_include(self) -> str:
@@ -33,7 +34,7 @@ class LaunchTarget:
 
     def argv(self) -> list[str]:
         size = ",".join(f"{k}={v}" for k, v in self.size.items())
-        argv = [sys.executable, "-m", "gpuprof", "launch", self.family, self.variant, "--size", size,
+        argv = [sys.executable, "-m", "gpuprof", "launch", self.locator or self.family, self.variant, "--size", size,
                 "--count", str(self.count), "--warmup", str(self.warmup)]
         if self.plain_allocations:
             argv.append("--plain-alloc")

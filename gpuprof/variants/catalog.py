@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field, replace
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -150,6 +148,22 @@ class Family:
     # `check_launches = N` in family.toml: launches judged per check size, for a family whose launch
     # is too slow for the check's own number (None: measure.check.CHECK_LAUNCHES).
     check_launches: int | None = None
+    # Where the family's Python is: `host = "gpuprof.families.vecadd"` (a module, as the built-in
+    # families say) in the manifest; None: the folder's own family.py.
+    host_module: str | None = None
+    # The [op] table of a family folder that describes its op (inputs, output, reference, counts)
+    # instead of writing every hook in Python (families/op_host.py reads it); None: family.py does.
+    op: dict[str, Any] | None = None
+
+    @property
+    def locator(self) -> str:
+        """What names this family to another process (a worker, ncu's or the sanitizer's child, a
+        suite file): the bare name for a built-in folder, the folder's absolute path otherwise."""
+        try:
+            builtin = self.directory.resolve().parent == kernels_root().resolve()
+        except InputError:
+            builtin = False
+        return self.name if builtin else str(self.directory.resolve())
 
     def variant(self, name: str) -> Variant:
         """By name, by alias, or by a prefix that picks out exactly one variant."""
@@ -223,25 +237,35 @@ def family_names(root: Path | None = None) -> list[str]:
     return sorted(p.parent.name for p in root.glob("*/family.toml"))
 
 
-@cache
-def load_family(name: str, root: Path | None = None) -> Family:
-    root = root or kernels_root()
-    path = root / name / "family.toml"
-    if not path.is_file() or not name.isidentifier():
-        names = family_names(root)
-        close = difflib.get_close_matches(name, names, n=1)
-        hint = f"did you mean {close[0]}? " if close else ""
-        raise UsageError(f"unknown family '{name}'; {hint}choose from: {', '.join(names)}")
-    return parse_manifest(path)
+def load_family(word: str) -> Family:
+    """For tests and scripts: the family a name or folder path names (families/registry.resolve,
+    which the product's own code calls directly)."""
+    from gpuprof.families import registry
+
+    return registry.resolve(word)
 
 
-def load_all(root: Path | None = None) -> list[Family]:
-    return [load_family(n, root) for n in family_names(root)]
+def load_all() -> list[Family]:
+    """For tests and scripts: every family found by name (families/registry.all_families)."""
+    from gpuprof.families import registry
+
+    return registry.all_families()
+
+
+# The top-level keys of a family manifest (family.toml); [[variant]] tables have VARIANT_KEYS.
+FAMILY_KEYS = ("family", "summary", "signature", "baseline", "vendor_reference", "dims", "grid_dims",
+               "default_size", "check_sizes", "variant", "inplace", "check_launches", "host", "op")
 
 
 def parse_manifest(path: Path) -> Family:
     data = read_toml(path)
     m = _Manifest(path, data)
+    unknown = sorted(set(data) - set(FAMILY_KEYS))
+    if unknown:
+        raise m.fail(unknown[0], f"is not a family key; known keys: {', '.join(FAMILY_KEYS)}")
+    op = data.get("op")
+    if op is not None and not isinstance(op, dict):
+        raise m.fail("op", "must be a table ([op]) describing the op's inputs, output and reference")
     family = Family(
         name=m.text("family"),
         summary=m.text("summary"),
@@ -256,6 +280,8 @@ def parse_manifest(path: Path) -> Family:
         directory=path.parent,
         inplace=m.flag("inplace", default=False),
         check_launches=m.opt_count("check_launches"),
+        host_module=m.opt_str("host"),
+        op=op,
     )
     _validate(path, family)
     return family

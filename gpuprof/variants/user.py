@@ -148,7 +148,7 @@ def load_kernels_dir(directory: Path, family: Family) -> list[Variant]:
                 f"{path}: variant {index}: vendor variants need host code; add .cu (or Triton .py) variants")
         variants.append(parse_variant(path, index, table, user=True))
     validate_variants(path, family, variants)
-    host = families.host(family.name)
+    host = families.host(family)
     for variant in variants:
         try:  # plan and error_model name choices of the family module (gpuprof/families/<family>.py)
             _keys.check_declared(variant, host)
@@ -239,7 +239,7 @@ def check_call(where: Path | str, family: Family, variant: Variant, source: str,
         except arguments.ArgsError as exc:
             raise InputError(f"{where}: {exc}") from None
     scalars = scalar_values(family, variant, source)
-    host = families.host(family.name)
+    host = families.host(family)
     if not variant.reads_output and host.reads_start(scalars):
         given = ", ".join(f"{k} = {v:g}" for k, v in scalars.items() if v != host.SCALARS.get(k))
         raise InputError(f"{where}: {given} makes the kernel read its output; "
@@ -256,11 +256,11 @@ def call_slots(family: Family, variant: Variant, source: str | None = None,
         base_name(variant.kernel)]
     params = instantiated_parameters(declaration, variant.kernel)
     return arguments.resolve(variant.args, base_name(variant.kernel), params, family.signature, family.dims,
-                             families.host(family.name).SCALARS, what)
+                             families.host(family).SCALARS, what)
 
 
 def scalar_values(family: Family, variant: Variant, source: str | None = None) -> dict[str, float]:
     """The family's scalars as this variant's kernel gets them (its defaults without `args`)."""
     slots = call_slots(family, variant, source)
-    defaults = families.host(family.name).SCALARS
+    defaults = families.host(family).SCALARS
     return arguments.scalar_values(slots, defaults) if slots is not None else defaults
