@@ -9,6 +9,7 @@ from gpuprof.analysis.ceilings import Ceilings
 from gpuprof.cli import app
 from gpuprof.commands import suite as suite_runner
 from gpuprof.results import CheckResult, Results, Row, Summary, Timing
+from gpuprof.variants import catalog
 
 
 def fake_results(request) -> Results:
@@ -161,7 +162,7 @@ def judged_run_family(request, progress=None, checkpoint=None, worker=None):
     from gpuprof import families
     from gpuprof.analysis.derive import judge
 
-    rate_kind = families.host(request.family).RATE
+    rate_kind = families.host(catalog.load_family(request.family)).RATE
 
     def judged(partial):
         for row in partial.rows:

@@ -36,7 +36,7 @@ def test_manifest_every_variant_declares_memory_and_is_host_synchronous():
     assert kinds == {"pageable": "pageable_host", "pinned": "page_locked", "mapped": "page_locked_mapped",
                      "managed_prefetch": "managed", "streamed": "page_locked", "torch": "page_locked"}
     assert fam.variant("streamed").plan == "chunked_streams" and fam.variant("zero_copy").name == "mapped"
-    assert transfers.RATE == "link" and families.host("transfers").module is transfers
+    assert transfers.RATE == "link" and families.host(catalog.load_family("transfers")).module is transfers
 
 
 def test_other_families_stay_on_the_held_timer():

@@ -38,7 +38,7 @@ def test_the_protocol_lists_the_required_hooks():
 
 @pytest.mark.parametrize("name", NAMES)
 def test_each_family_module_has_the_required_hooks(name):
-    module = families.host(name).module
+    module = families.host(catalog.load_family(name)).module
     assert module.RATE in ("flop", "bytes", "link"), name
     assert isinstance(module.FORMULA, str) and module.FORMULA, name
     for hook in REQUIRED_HOOKS:
@@ -49,7 +49,7 @@ def test_each_family_module_has_the_required_hooks(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_optional_hooks_a_family_has_match_their_protocols(name):
-    module = families.host(name).module
+    module = families.host(catalog.load_family(name)).module
     for hook, protocol in OPTIONAL_HOOKS.items():
         if hasattr(module, hook):
             assert parameters(getattr(module, hook)) == parameters(protocol.__call__), f"{name}.{hook}"
@@ -77,12 +77,12 @@ def test_the_adapter_supplies_the_documented_defaults():
 def test_the_adapter_passes_a_modules_own_hooks_through():
     from gpuprof.families import mnist, reduce, scan, transfers, vecadd
 
-    assert families.host("reduce").plan is reduce.plan and families.host("vecadd").plan is None
-    assert families.host("reduce").PLANS == reduce.PLANS and families.host("scan").ERROR_MODELS == scan.ERROR_MODELS
-    assert families.host("scan").ERROR_SCALE == "element" and families.host("vecadd").ERROR_SCALE == "rms"
-    assert families.host("mnist").scaled_error is mnist.scaled_error and families.host("vecadd").scaled_error is None
-    assert families.host("transfers").notes([], None, None) == transfers.notes([], None, None) == []
-    assert families.host("vecadd").flop({"n": 10}) == vecadd.flop({"n": 10})
+    assert _host("reduce").plan is reduce.plan and _host("vecadd").plan is None
+    assert _host("reduce").PLANS == reduce.PLANS and _host("scan").ERROR_MODELS == scan.ERROR_MODELS
+    assert _host("scan").ERROR_SCALE == "element" and _host("vecadd").ERROR_SCALE == "rms"
+    assert _host("mnist").scaled_error is mnist.scaled_error and _host("vecadd").scaled_error is None
+    assert _host("transfers").notes([], None, None) == transfers.notes([], None, None) == []
+    assert _host("vecadd").flop({"n": 10}) == vecadd.flop({"n": 10})
 
 
 def test_mypy_checks_every_family_module():
@@ -94,8 +94,14 @@ def test_mypy_checks_every_family_module():
     assert sorted(element.id for element in checked.value.elts if isinstance(element, ast.Name)) == NAMES
 
 
+def _host(name: str):
+    return families.host(catalog.load_family(name))
+
+
 def test_an_unknown_or_invalid_family_is_a_usage_error():
-    with pytest.raises(UsageError, match="has no host-side module"):
-        families.host("no_such_family")
-    with pytest.raises(UsageError, match="not a valid name"):
-        families.host("../vecadd")
+    with pytest.raises(UsageError, match="unknown family 'no_such_family'"):
+        _host("no_such_family")
+    with pytest.raises(UsageError, match="no such family folder"):
+        families.host(catalog.load_family("../no_such_folder/vecadd"))
+    with pytest.raises(UsageError, match="is no family name"):
+        catalog.load_family("vec add")

@@ -31,7 +31,7 @@ def test_every_variant_is_ok_and_timed(size):
     for row in outcome.rows:
         assert row.check.status == results.OK, (row.variant, row.check.reasons)
         assert row.timing is not None and row.timing.summary is not None, row.variant
-    rows = derive(outcome.rows, families.host("fused").RATE, fam.baseline, fam.vendor_reference, None)
+    rows = derive(outcome.rows, families.host(fam).RATE, fam.baseline, fam.vendor_reference, None)
     assert all(d.rate and d.rate > 0 for d in rows)
 
 

@@ -47,7 +47,7 @@ def assert_caught(rows: list[results.Row]) -> None:
         by_family.setdefault(row.family, []).append(row)
     for family, family_rows in by_family.items():
         fam = catalog.load_family(family)
-        derived = derive(family_rows, families.host(family).RATE, fam.baseline, fam.vendor_reference, None)
+        derived = derive(family_rows, families.host(fam).RATE, fam.baseline, fam.vendor_reference, None)
         for row, d in zip(family_rows, derived):
             if row.check.status == results.SKIPPED and row.variant == "other_stream":
                 continue  # no Triton on this machine: the API test below covers another stream
@@ -214,7 +214,7 @@ def test_no_correct_variant_is_flagged(family):
     from gpuprof.measure.timing import TimingPolicy
 
     fam = catalog.load_family(family)
-    size = max(fam.check_sizes, key=lambda s: families.host(family).bytes_moved(s))
+    size = max(fam.check_sizes, key=lambda s: families.host(catalog.load_family(family)).bytes_moved(s))
     outcome = run_family(RunRequest(family=family, size=dict(size), policy=TimingPolicy(max_time_s=0.2)))
     for row in outcome.rows:
         assert row.check.status in (results.OK, results.SKIPPED), (row.id, row.check.reasons)

@@ -44,7 +44,7 @@ def test_wrong_vecadd_is_reported_wrong_and_gets_no_speedup():
     assert wrong.check.status == results.WRONG
     assert any("not written" in r for r in wrong.check.reasons)
     assert wrong.timing is None
-    rows = derive(outcome.rows, families.host("vecadd").RATE, "wrong", "grid", None)
+    rows = derive(outcome.rows, families.host(catalog.load_family("vecadd")).RATE, "wrong", "grid", None)
     assert rows[1].rate is None and rows[1].vs_baseline is None and rows[1].vs_vendor is None
     assert rows[0].vs_baseline is None  # a WRONG baseline gives nobody a speedup
 

@@ -33,7 +33,7 @@ def test_new_rungs_are_exact_and_timed(size):
     assert [r.variant for r in outcome.rows] == RUNGS
     assert_ok_and_timed(outcome)
     fam = catalog.load_family("matmul")
-    rows = derive(outcome.rows, families.host("matmul").RATE, fam.baseline, fam.vendor_reference, None)
+    rows = derive(outcome.rows, families.host(fam).RATE, fam.baseline, fam.vendor_reference, None)
     assert all(d.rate and d.rate > 0 for d in rows)
 
 

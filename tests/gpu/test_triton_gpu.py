@@ -43,7 +43,7 @@ def test_triton_variant_is_checked_and_timed_beside_cuda_and_vendor(family, size
     assert triton.timing is not None and len(triton.timing.samples_s) >= 5
     assert all(s > 0 for s in triton.timing.samples_s)
     fam = catalog.load_family(family)
-    derive(outcome.rows, families.host(family).RATE, cuda, fam.vendor_reference, None)
+    derive(outcome.rows, families.host(catalog.load_family(family)).RATE, cuda, fam.vendor_reference, None)
     derived = {r.variant: r.derived for r in outcome.rows}
     assert derived["triton"].vs_baseline and derived["triton"].vs_vendor  # compared with CUDA and torch
     # A memory-bound kernel that moved its bytes: well above 100 GB/s, below any HBM3e's ceiling.

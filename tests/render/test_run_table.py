@@ -35,7 +35,7 @@ def manifest_rows(family_name: str, rates: dict[str, float], size: dict[str, int
                   mode: str = "cold") -> list[Row]:
     """Rows as the run core makes them (precision and FLOP count from the manifest), timed at `rates`."""
     family = catalog.load_family(family_name)
-    host = families.host(family_name)
+    host = families.host(catalog.load_family(family_name))
     rows = []
     for variant in family.variants:
         if variant.name not in rates:
@@ -52,7 +52,7 @@ def manifest_rows(family_name: str, rates: dict[str, float], size: dict[str, int
 
 def render(family_name: str, rows: list[Row], limits, width: int = 160, mode: str = "cold") -> str:
     family = catalog.load_family(family_name)
-    derive(rows, families.host(family_name).RATE, family.baseline, family.vendor_reference, limits)
+    derive(rows, families.host(catalog.load_family(family_name)).RATE, family.baseline, family.vendor_reference, limits)
     console = Console(width=width, record=True, color_system=None)
     console.print(run_table(Table(family, rows, family.baseline, family.vendor_reference, mode), limits, width=width))
     return console.export_text()
@@ -109,7 +109,7 @@ def test_conv2d_fft_is_flagged_as_nominal_flops_and_the_footer_gives_conv2d_form
 
 @pytest.mark.parametrize("family_name", ["vecadd", "matmul", "conv2d", "reduce", "scan", "softmax", "transpose"])
 def test_every_family_prints_its_own_formula(family_name):
-    host = families.host(family_name)
+    host = families.host(catalog.load_family(family_name))
     assert host.FORMULA.startswith("TFLOP/s" if host.RATE == "flop" else "GB/s")
     assert host.FORMULA in " ".join(render(family_name, [], H100).split())  # wrapped lines joined
 
@@ -142,7 +142,7 @@ def test_the_core_marks_an_impossible_row_before_the_json_is_written(monkeypatch
     monkeypatch.setattr(device_ceilings, "load", lambda info: H100)
     written = []
     request = run_core.RunRequest(family="vecadd", isolate=False)
-    run_core._run_variants(family, [family.variant("grid"), family.variant("vectorized")], families.host("vecadd"),
+    run_core._run_variants(family, [family.variant("grid"), family.variant("vectorized")], families.host(family),
                            dict(family.default_size), request, None,
                            lambda partial: written.append(json.loads(json.dumps(results.to_dict(partial)))), None)
     last = written[-1]["rows"]
@@ -162,7 +162,7 @@ def fake_core(monkeypatch, rows: list[Row], limits=H100) -> None:
     def run_tables(request, progress=None, checkpoint=None, worker=None):
         family = catalog.load_family(request.family)
         chosen = [v for v in family.select(request.variants) if v.name in by_name]
-        return run_core._run_variants(family, chosen, families.host(family.name),
+        return run_core._run_variants(family, chosen, families.host(catalog.load_family(family)),
                                       request.size or dict(family.default_size), request, progress, checkpoint, None)
 
     monkeypatch.setattr(run_core, "run_tables", run_tables)

@@ -84,6 +84,7 @@ def write_family(root: Path, name: str = "toy", manifest: str | None = None, fil
     text = manifest if manifest is not None else textwrap.dedent(f"""\
         family = "{name}"
         summary = "a toy family"
+        host = "gpuprof.families.vecadd"
         signature = "int n"
         baseline = "a"
         dims = ["n"]
@@ -133,9 +134,9 @@ def test_families_are_found_and_have_host_modules():
     assert names == sorted(names)
     assert {"vecadd", "matmul"} <= set(names)
     for name in names:  # a family without a host module could be listed but never run
-        assert families.host(name).module.__name__ == f"gpuprof.families.{name}"
+        assert families.host(catalog.load_family(name)).module.__name__ == f"gpuprof.families.{name}"
     for fam in FAMILIES:
-        assert families.host(fam.name).RATE in ("flop", "bytes", "link")
+        assert families.host(fam).RATE in ("flop", "bytes", "link")
 
 
 @pytest.mark.parametrize("fam", FAMILIES, ids=lambda f: f.name)
@@ -497,15 +498,17 @@ def test_size_table_with_wrong_dimensions_names_the_key(tmp_path):
     assert "default_size" in after_path(info.value.message, path)
 
 
-def test_load_family_from_another_root_and_unknown_family(tmp_path):
+def test_load_family_from_a_families_dir_a_path_and_unknown_family(tmp_path, monkeypatch):
     write_family(tmp_path, name="toy")
     write_family(tmp_path, name="other")
     assert catalog.family_names(tmp_path) == ["other", "toy"]
-    assert catalog.load_family("toy", tmp_path).name == "toy"
+    assert catalog.load_family(str(tmp_path / "toy")).name == "toy"  # a folder path
+    monkeypatch.setenv("GPUPROF_FAMILIES_DIR", str(tmp_path))
+    assert catalog.load_family("toy").directory == tmp_path / "toy"  # a name in a families dir
     with pytest.raises(UsageError) as info:
-        catalog.load_family("nope", tmp_path)
+        catalog.load_family("nope")
     assert "unknown family 'nope'" in info.value.message
-    assert "other, toy" in info.value.message
+    assert "other" in info.value.message and "toy" in info.value.message and "vecadd" in info.value.message
 
 
 # ---------------------------------------------------------------- select

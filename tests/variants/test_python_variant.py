@@ -125,7 +125,7 @@ def test_the_launch_runs_through_nvtx_ranges_and_the_file_is_imported_once(tmp_p
     monkeypatch.setattr(launch_plan.ranges, "ranged", lambda launch, fam, name: seen.append((fam, name)) or launch)
     fam = catalog.load_family("vecadd").with_variants([v])
     for n in (1, 2):
-        launch_plan.make_launch_factory(fam, v, families.host("vecadd"))({"a": "A"}, None, {"n": n})("s")
+        launch_plan.make_launch_factory(fam, v, families.host(fam))({"a": "A"}, None, {"n": n})("s")
     module = python_variant.load_module(v.file)
     assert module.CALLS == [("A", 1, "s"), ("A", 2, "s")] and seen == [("vecadd", "mine")] * 2
 
@@ -212,7 +212,7 @@ def test_a_missing_framework_is_an_environment_problem_the_runner_skips(tmp_path
     v = added(tmp_path, str(tmp_path / "mine.py"))
     fam = catalog.load_family("vecadd").with_variants([v])
     with pytest.raises(Exception) as info:
-        launch_plan.make_launch_factory(fam, v, families.host("vecadd"))
+        launch_plan.make_launch_factory(fam, v, families.host(fam))
     assert getattr(info.value, "exit_code", None) == 3
     assert "needs the Python module 'numba_not_here', which is not installed" in str(info.value)
 

@@ -105,7 +105,7 @@ def test_demangle_reads_the_symbols_nvcc_writes():
 
 def resolve(args, params=SIGNATURE):
     return arguments.resolve(tuple(args), "sgemm_naive", params, MATMUL.signature, MATMUL.dims,
-                             families.host("matmul").SCALARS)
+                             families.host(catalog.load_family("matmul")).SCALARS)
 
 
 def test_the_tutorial_mapping_resolves_with_its_scalars_in_gemm_order():
@@ -240,7 +240,7 @@ def test_the_gemm_epilogue_adds_beta_c_only_from_starting_values():
     ref, start = np.full((2, 2), 3.0), np.full((2, 2), 10.0)
     assert np.array_equal(matmul.epilogue(ref, start, {"alpha": 2.0, "beta": 0.5}), np.full((2, 2), 11.0))
     assert np.array_equal(matmul.epilogue(ref, None, {"alpha": 2.0, "beta": 0.0}), np.full((2, 2), 6.0))
-    host = families.host("matmul")
+    host = families.host(catalog.load_family("matmul"))
     assert host.reads_start({"alpha": 1.0, "beta": 0.5}) and not host.reads_start({"alpha": 3.0, "beta": 0.0})
     use = OutputUse(True, {"alpha": 1.0, "beta": 0.5})
     assert np.array_equal(expected(host, ref, use, start.astype(np.float32)), np.full((2, 2), 8.0))
