@@ -7,6 +7,7 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -209,6 +210,8 @@ app = _Typer(
         "  gpuprof list\n\n"
         "  gpuprof run matmul --variants naive,smem_tiled,cublas\n\n"
         "  gpuprof run vecadd --json results.json\n\n"
+        "  gpuprof run ./my_ops/gelu          (a family folder: gpuprof new-family gelu)\n\n"
+        "  gpuprof --families-dir my_ops run gelu\n\n"
         "  gpuprof build matmul --arch sm_90\n\n"
         "  gpuprof compare base.json new.json --markdown summary.md"
     ),
@@ -222,8 +225,16 @@ app = _Typer(
 
 @app.callback()
 def _root(version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_version,
-                                                 help="Print gpuprof's version and exit.")] = False) -> None:
-    pass
+                                                 help="Print gpuprof's version and exit.")] = False,
+          families_dir: Annotated[list[Path] | None, typer.Option(
+              "--families-dir", metavar="DIR",
+              help="A folder of family folders: each DIR/NAME/family.toml is family NAME for every command "
+                   "(repeatable; also GPUPROF_FAMILIES_DIR). A path to one family folder works anywhere a "
+                   "family name does.")] = None) -> None:
+    from gpuprof.families import registry
+
+    for directory in families_dir or ():
+        registry.add_families_dir(directory)
 
 
 def command_after_dashes(ctx: typer.Context) -> tuple[str, ...]:

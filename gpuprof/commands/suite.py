@@ -16,41 +16,64 @@ from gpuprof.analysis.tables import Report, Table, table_rows
 from gpuprof.commands.run import DEFAULT_VARIANT_TIMEOUT_S, RunRequest, gpu_ceilings, run_family
 from gpuprof.errors import InputError
 from gpuprof.families import registry
+from gpuprof.files import read_toml
 from gpuprof.measure import isolation
 from gpuprof.measure.timing import TimingPolicy
 from gpuprof.progress import Progress, ProgressFn
 from gpuprof.suite_file import Suite, SuiteCase, load_suite
-from gpuprof.variants.catalog import Variant
+from gpuprof.variants.catalog import Family, Variant
 from gpuprof.variants.selection import VariantOptions
 from gpuprof.variants.user import load_kernels_dir
 
 
 def load(path: Path) -> Suite:
     """A suite validated against the catalogue (and its kernels_dir): unknown families, variants or
-    size keys fail here."""
+    size keys fail here. A case's `family` is a name or a family folder's path (relative to the
+    suite's folder); each case keeps its family's locator, what every later step resolves."""
     families = registry.all_families()
+    folders = _folder_families(path, families)
+    families += list(folders.values())
 
     def extra_known(directory: Path) -> dict[str, list[str]]:
         return {f.name: [v.name for v in load_kernels_dir(directory, f)] for f in families}
 
-    suite = load_suite(path, known={f.name: f.variant_names for f in families},
-                       size_keys={f.name: list(f.dims) for f in families}, extra_known=extra_known)
+    words = {**{f.name: f for f in families}, **folders}
+    suite = load_suite(path, known={w: f.variant_names for w, f in words.items()},
+                       size_keys={w: list(f.dims) for w, f in words.items()}, extra_known=extra_known)
+    suite = replace(suite, cases=[replace(c, family=words[c.family].locator) for c in suite.cases])
     if suite.kernels_dir is not None and not any(extra_known(suite.kernels_dir).values()):
         raise InputError(f"{path}: 'kernels_dir' {suite.kernels_dir} holds no <family>.toml with variants "
                          f"(one of {', '.join(f.name + '.toml' for f in families[:3])}, ...)")
-    by_name = {f.name: f for f in families}
     for case in suite.cases:
         if not case.defines:
             continue
-        fam = by_name[case.family]
+        fam = registry.resolve(case.family)
         variants = {v.name: v for v in [*fam.variants, *case_variants(suite, case)]}
         for name in case.variants if case.variants != "all" else list(variants):
             unknown = sorted(set(case.defines) - set(variants[name].defines))
             if unknown:
                 have = ", ".join(variants[name].defines) or "no tile parameters"
-                raise InputError(f"{path}: a sweep of {case.family}/{name} sets {unknown[0]}, which it does not "
+                raise InputError(f"{path}: a sweep of {fam.name}/{name} sets {unknown[0]}, which it does not "
                                  f"define (it has {have})")
     return suite
+
+
+def _folder_families(path: Path, families: list[Family]) -> dict[str, Family]:
+    """The suite's `family = "path/to/folder"` words, each resolved against the suite's folder."""
+    try:
+        data = read_toml(path)
+    except InputError:
+        return {}  # load_suite says what is wrong with the file
+    tables = [t for key in ("case", "sweep") for t in data.get(key, []) if isinstance(t, dict)]
+    words = {t["family"] for t in tables if isinstance(t.get("family"), str)}
+    names = {f.name for f in families}
+    return {w: registry.resolve(w, base=path.parent) for w in sorted(words)
+            if w not in names and registry.looks_like_path(w)}
+
+
+def family_name(case: SuiteCase) -> str:
+    """The name a case's rows carry (its family word may be a folder's path)."""
+    return registry.resolve(case.family).name
 
 
 def case_variants(suite: Suite, case: SuiteCase) -> list[Variant]:
@@ -181,11 +204,11 @@ def _run_cases(suite: Suite, json_out: Path | None, progress: ProgressFn | None,
             outcome = replace(first, rows=earlier + part.rows)  # the first case's time and environment
             if shard is not None:
                 outcome.shard = shard
-            store_speedups(outcome, only={case.family})  # a sweep's table spans its cases
+            store_speedups(outcome, only={family_name(case)})  # a sweep's table spans its cases
             if json_out is not None:
                 results.save(outcome, json_out)
 
-        step_label = f"case {number}/{len(steps)} {case.family}{label}"
+        step_label = f"case {number}/{len(steps)} {family_name(case)}{label}"
 
         def on_step(step: Progress, step_label: str = step_label, clock: StepClock = clock,
                     before: int = units_before, label: str = label) -> None:

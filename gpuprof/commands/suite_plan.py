@@ -88,7 +88,7 @@ def unit_row(suite: Suite, unit: Unit) -> tuple[Variant, str, dict[str, int]]:
         family = family.with_variants(extra)
     [variant] = family.apply_defines(family.select([unit.variant]), case.defines)
     size = clip(dict(unit.size or family.default_size), variant.max_size)
-    return variant, results.row_id(case.family, variant.name + sweep_label(case.defines), size), size
+    return variant, results.row_id(family.name, variant.name + sweep_label(case.defines), size), size
 
 
 def model_launch_s(bytes_moved: float, flop: float, precision: str, efficiency: float,
