@@ -1,4 +1,5 @@
-"""`gpuprof list`, `gpuprof build` and `gpuprof new`: the catalogue, the compiler's resource report, a starter file."""
+"""`gpuprof list`, `gpuprof build`, `gpuprof new` and `gpuprof new-family`: the catalogue, the compiler's
+resource report, a starter variant, a starter family folder."""
 
 from __future__ import annotations
 
@@ -187,3 +188,25 @@ def new(
         path = write_starter(fam, name, directory)
     human_console(None).print(f"wrote {path}; fill in the kernel, then:\n"
                               f"  gpuprof run {family} --variants {fam.baseline} --add {path}")
+
+
+@app.command("new-family")
+def new_family(
+    name: Annotated[str, typer.Argument(help="The family's name, e.g. square_plus (the folder is NAME/).")],
+    directory: Annotated[Path, typer.Option("--dir", help="Where to make the folder NAME/.")] = Path("."),
+) -> None:
+    """Write a starter family folder NAME/: family.toml with an [op] table (y = x*x + x + 1),
+    family.py (the reference), a CUDA and a Triton variant, and a README saying what each key means.
+
+    Never overwrites: an existing NAME/ is an error. Examples: gpuprof new-family square_plus &&
+    gpuprof run ./square_plus; gpuprof new-family gelu --dir ~/ops && gpuprof list ~/ops/gelu
+    """
+    import os
+
+    from gpuprof.commands.new_family import write_family
+
+    with exit_on_error():
+        folder = write_family(name, directory)
+    shown = str(folder) if folder.is_absolute() else os.path.join(".", str(folder))
+    human_console(None).print(f"wrote {shown}/ (family.toml, family.py, {name}.cu, {name}_triton.py, README.md); "
+                              f"then:\n  gpuprof list {shown}\n  gpuprof run {shown}", soft_wrap=True)

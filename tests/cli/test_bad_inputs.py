@@ -167,6 +167,11 @@ def _cases() -> list[Case]:
                  ["new", "vecadd", "mine", "--dir", "{tmp}/k.cu"], ["new", "vecadd", "k", "--dir", "{tmp}"],
                  ["new", "vecad", "mine"], ["new", "vecadd"], ["new"], ["new", "vecadd", ""], ["new", "vecadd", "a b"]):
         add("new", argv)
+    # -------- new-family ("folder" exists in the workspace: never overwritten)
+    for argv in (["new-family", "my-op"], ["new-family", "1abc"], ["new-family", "a" * 300], ["new-family", ""],
+                 ["new-family", "a b"], ["new-family"], ["new-family", "folder", "--dir", "{tmp}"],
+                 ["new-family", "mine", "--dir", "{tmp}/nope"], ["new-family", "mine", "--dir", "{tmp}/k.cu"]):
+        add("new-family", argv)
     # -------- ncu
     for fam in FAMILIES:
         add("ncu", ["ncu", _typo(fam)])
@@ -412,8 +417,8 @@ def test_there_are_at_least_500_cases_across_every_command_and_kind():
     groups = {group for group, _, _, _ in CASES}
     kinds = {kind for _, kind, _, _ in CASES}
     assert len(CASES) >= 500, len(CASES)
-    assert {"list", "build", "run", "suite", "compare", "ncu", "nsys", "sanitize", "new", "devicequery",
-            "doctor", "launch", "show", "profile"} <= groups
+    assert {"list", "build", "run", "suite", "compare", "ncu", "nsys", "sanitize", "new", "new-family",
+            "devicequery", "doctor", "launch", "show", "profile"} <= groups
     assert {"ignored option", "repeated option", "number out of range", "edited results", "fifo as input",
             "dev-zero as input", "dev-null as input", "suite value", "full device", "user file"} <= kinds
 

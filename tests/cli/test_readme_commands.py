@@ -23,7 +23,7 @@ def table_commands() -> set[str]:
     """`gpuprof NAME` at the start of each row of the README's command table."""
     text = README.read_text(encoding="utf-8")
     table = text.split("Commands (`gpuprof COMMAND --help`", 1)[1].split("\n\n", 2)[1]
-    return {m.group(1) for m in re.finditer(r"^\| `gpuprof (\w+)", table, re.MULTILINE)}
+    return {m.group(1) for m in re.finditer(r"^\| `gpuprof ([\w-]+)", table, re.MULTILINE)}
 
 
 def test_every_command_of_the_help_is_in_the_readme_table():

@@ -56,3 +56,10 @@ def test_wheel_contains_the_harness_and_the_package(wheel_names):
     for path in package:
         assert path.relative_to(REPO).as_posix() in wheel_names
     assert not any("__pycache__" in name for name in wheel_names)
+
+
+def test_wheel_contains_the_new_family_templates(wheel_names):
+    templates = sorted((REPO / "gpuprof" / "templates" / "new_family").glob("*.tmpl"))
+    assert len(templates) == 5
+    for path in templates:
+        assert path.relative_to(REPO).as_posix() in wheel_names
