@@ -2,7 +2,7 @@
 # The device run: install gpuprof without network, run the GPU tests, then the benchmarks.
 # Usage (on a GPU machine, from the repo root):
 #   bash scripts/device_run.sh [tests|bench|ncu|gate|sanitize|families|faulty|profilers|student|truth|vendor|story|
-#                               cutlass|course|shards|speed|rungs|why|all]...
+#                               cutlass|course|shards|speed|rungs|why|own|all]...
 # Everything lands in one tarball, $OUT/device_run.tgz (default OUT=./out), plus the console output.
 set -u -o pipefail
 OUT=${OUT:-$PWD/out}; mkdir -p "$OUT"
@@ -255,4 +255,38 @@ if has walkthrough; then
   COLUMNS=100 timeout 200 python3 -m gpuprof profile -- python3 examples/mlp.py > "$LOGS/walk_profile_nolibs.txt" 2>&1
   echo "== gpuprof profile without nsys's importer libraries: exit $?, $((SECONDS - start)) s"
   grep -iE "note|timeline source|fallback" "$LOGS/walk_profile_nolibs.txt" | cut -c1-200 | head -6
+fi
+if has own; then
+  # issue 34: ops gpuprof does not ship, as family folders. A starter straight from `new-family`,
+  # then the edited folders in examples/families through run, ncu --source, sanitize, suite,
+  # report --html and compare; then the SGEMM tutorial's templates, unmodified, with and without --require.
+  g() { local name=$1; shift; local start=$SECONDS
+        COLUMNS=100 timeout ${OWN_TIMEOUT:-240} python3 -m gpuprof "$@" > "$LOGS/own_$name.txt" 2>&1
+        echo "== gpuprof $*: exit $?, $((SECONDS - start)) s"; cut -c1-120 "$LOGS/own_$name.txt" | head -${OWN_LINES:-30}; }
+  NEW=$(mktemp -d /tmp/own.XXXX)
+  g new_family new-family starter_op --dir "$NEW"
+  g starter_run run "$NEW/starter_op" --max-time 0.3
+  for f in gelu poly; do
+    g "run_$f" run examples/families/$f --max-time 0.5 --json "$LOGS/own_run_$f.json"
+    g "ncu_$f" ncu examples/families/$f --source --out "$LOGS/own_ncu_$f"
+    g "sanitize_$f" sanitize examples/families/$f --out "$LOGS/own_san_$f"
+  done
+  g suite_a suite examples/families/own.toml --json "$LOGS/own_suite_a.json"
+  g suite_b suite examples/families/own.toml --json "$LOGS/own_suite_b.json"
+  g report report "$LOGS/own_suite_a.json" --base "$LOGS/own_suite_b.json" --html "$LOGS/own_report.html"
+  g compare compare "$LOGS/own_suite_a.json" "$LOGS/own_suite_b.json"
+  cp "$LOGS/own_suite_a.json" "$OUT/h100_user_family.json" 2>/dev/null
+  T=tests/kernels/tutorial/sgemm_cuda
+  BT="$T/5_kernel_2D_blocktiling.cuh:sgemm2DBlocktiling<128,128,8,8,8>=blocktile2d"
+  WT="$T/10_kernel_warptiling.cuh:sgemmWarptiling<128,128,16,64,64,4,8,4,128>=warptile_t"
+  COMMON=(--args M,N,K,1.0,A,B,0.0,C --grid 'ceil(N/128),ceil(M/128)')
+  g sgemm_bt_req run matmul -v cublas --add "$BT" --block 256 "${COMMON[@]}" --require 'M%128==0,N%128==0,K%8==0' -s 4096 --max-time 0.5
+  g sgemm_wt_req run matmul -v cublas --add "$WT" --block 128 "${COMMON[@]}" --require 'M%128==0,N%128==0,K%16==0' -s 4096 --max-time 0.5
+  g sgemm_bt_none run matmul -v cublas --add "$BT" --block 256 "${COMMON[@]}" -s 4096 --check-only
+  g sgemm_wt_none run matmul -v cublas --add "$WT" --block 128 "${COMMON[@]}" -s 4096 --check-only
+  g sgemm_bt_odd run matmul -v cublas --add "$BT" --block 256 "${COMMON[@]}" --require 'M%128==0,N%128==0,K%8==0' -s 4000 --check-only
+  C=tests/kernels/course_shapes
+  g course_vecadd run vecadd -v grid,torch --add $C/vector_add_no_const.cu --max-time 0.3
+  g course_matmul run matmul -v smem_tiled,cublas --add $C/tiled_matmul_no_const.cu --block 16,16 --tile 16,16 -s 2048 --max-time 0.3
+  g course_scribbles run vecadd -v grid --add $C/writes_its_input.cu --check-only
 fi
