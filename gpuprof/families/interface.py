@@ -164,6 +164,12 @@ class FamilyHost:
         return str(getattr(self.module, "ERROR_SCALE", "rms"))
 
     @property
+    def INPUT_CLASSES(self) -> tuple[str, ...]:
+        """Structured inputs (measure/input_classes.py) the check also launches the variant on at every
+        size, for an op whose output is a statistic of many inputs; () (default): random inputs only."""
+        return tuple(getattr(self.module, "INPUT_CLASSES", ()))
+
+    @property
     def SCALARS(self) -> dict[str, float]:
         """The scalar arguments the family's reference understands, by name, with the values that
         leave its plain operation (matmul: alpha = 1, beta = 0); {} (default): none."""

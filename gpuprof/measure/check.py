@@ -41,6 +41,7 @@ import numpy as np
 from gpuprof.families import _random
 from gpuprof.families.interface import FamilyHost
 from gpuprof.gpu import cupy
+from gpuprof.measure import input_classes
 from gpuprof.results import OK, WRONG, CheckResult, size_label
 
 
@@ -285,6 +286,23 @@ def check_at(host: FamilyHost, launch_for: LaunchFactory, size: dict[str, int], 
     return worst, reasons, Prepared(inputs, out, size, pristine, tolerance, use, start)
 
 
+def check_input_class(host: FamilyHost, launch_for: LaunchFactory, size: dict[str, int], stream: Any,
+                      tolerance: float, kind: str, use: OutputUse = WRITES_ONLY) -> tuple[float, list[str]]:
+    """One launch on inputs of a structured class (measure/input_classes.py), in buffers of its own,
+    judged against the reference of those inputs: (scaled error, reasons it is wrong)."""
+    seed = secrets.randbits(63)
+    inputs = host.make_inputs(size, seed)
+    input_classes.apply(kind, inputs, seed)
+    pristine = snapshot(inputs)
+    out = host.make_output(size)
+    start = poison_output(host, out, size, use)
+    launch_for(inputs, out, size)(stream)
+    settle(stream)
+    ref = expected(host, host.reference(pristine, size), use, start)
+    label = f"{size_label(size)} on {input_classes.describe(kind)}"
+    return judge(host, out, pristine, size, tolerance, label, ref=ref, start=start)
+
+
 def restart(host: FamilyHost, inputs: dict[str, Any], out: Any, pristine: dict[str, Any], size: dict[str, int],
             inplace: bool, use: OutputUse = WRITES_ONLY) -> Any:
     """Before a relaunch: an in-place family's inputs back as they were (copied into the same
@@ -362,6 +380,11 @@ def check_variant(host: FamilyHost, variant: Any, launch_for: LaunchFactory, siz
         err, why, prepared = check_at(host, launch_for, size, stream, tolerance, inplace, launches, use)
         worst = worse(worst, err)
         reasons += why
+        for kind in host.INPUT_CLASSES:
+            bound = input_classes.tolerance(kind, tolerance, getattr(variant, "precision", "fp32"))
+            err, why = check_input_class(host, launch_for, size, stream, bound, kind, use)
+            worst = worse(worst, err)
+            reasons += why
     if prepared is None:
         raise ValueError("check_variant needs at least one size")
     status = WRONG if reasons else OK

@@ -1,0 +1,94 @@
+"""Needle inputs (issue 39): a sum of a few whole numbers among zeros is exact in FP32 whatever the
+order, while an estimate — part of the input skipped, sampled or cut short, then scaled — misses
+the reduce tolerance by orders of magnitude, at the benchmark size as at the check sizes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpuprof import families
+from gpuprof.families import reduce
+from gpuprof.measure import input_classes
+from gpuprof.measure.check import scaled_error
+from gpuprof.variants import catalog
+
+N = 1 << 22  # large enough for 4096-float4 strides; small enough for CPU tests
+
+
+def needles(n: int = N, seed: int = 7) -> np.ndarray:
+    inputs = {"in": np.random.default_rng(seed).uniform(0, 1, n).astype(np.float32)}
+    input_classes.apply("needles", inputs, seed)
+    return inputs["in"]
+
+
+def test_needles_are_few_whole_numbers_among_zeros():
+    x = needles()
+    nonzero = x[x != 0]
+    assert len(nonzero) == input_classes.NEEDLES
+    assert np.all(nonzero == np.round(nonzero))
+    assert nonzero.min() >= input_classes.NEEDLE_LOW and nonzero.max() < input_classes.NEEDLE_HIGH
+
+
+def test_their_sum_and_prefix_sums_are_exact_in_fp32_in_any_order():
+    x = needles()
+    exact = float(np.sum(x.astype(np.float64)))
+    assert float(np.sum(x, dtype=np.float32)) == exact  # pairwise
+    assert float(np.cumsum(x, dtype=np.float32)[-1]) == exact  # serial chain
+    assert float(np.sum(x.reshape(-1, 1024), axis=1, dtype=np.float32).sum(dtype=np.float32)) == exact  # blocked
+
+
+def test_positions_change_with_the_seed_and_cover_every_offset_in_a_cache_line():
+    offsets = set()
+    for seed in range(8):
+        offsets |= set((np.flatnonzero(needles(seed=seed)) % 32).tolist())
+    assert offsets == set(range(32))
+    assert not np.array_equal(np.flatnonzero(needles(seed=1)), np.flatnonzero(needles(seed=2)))
+
+
+def test_integer_and_small_inputs_are_left_or_filled_as_they_can():
+    inputs = {"labels": np.arange(10, dtype=np.int32), "tiny": np.ones(3, np.float32)}
+    input_classes.apply("needles", inputs, 1)
+    assert np.array_equal(inputs["labels"], np.arange(10))
+    assert np.all(inputs["tiny"] >= input_classes.NEEDLE_LOW)  # fewer elements than needles: all needles
+    with pytest.raises(ValueError, match="unknown input class"):
+        input_classes.apply("sparkles", inputs, 1)
+
+
+def _estimates(x: np.ndarray) -> dict[str, float]:
+    x4 = x.reshape(-1, 4).sum(axis=1, dtype=np.float64)  # float4 chunks, as the kernels read them
+    idx = np.arange(len(x4))
+    half = len(x4) // 2
+    return {
+        "skip 1 float4 in 16, scale 16/15": float(x4[idx % 16 != 15].sum() * 16 / 15),
+        "1 float4 in 8, times 8": float(x4[::8].sum() * 8),
+        "first half, times 2": float(x4[:half].sum() * 2),
+    }
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_every_estimator_misses_the_reduce_tolerance_on_needles_but_not_on_uniform_inputs(seed):
+    variant = catalog.load_family("reduce").variant("vectorized_atomic")
+    family_tolerance = reduce.tolerance(variant, {"n": 1 << 28})  # the benchmark size's, the loosest
+    tolerance = input_classes.tolerance("needles", family_tolerance, variant.precision)
+    assert tolerance == input_classes.EXACT_TOLERANCE
+    x = needles(seed=seed)
+    ref = np.array([np.sum(x.astype(np.float64))])
+    for name, estimate in _estimates(x).items():
+        err, _ = scaled_error(np.array([estimate], np.float32), ref)
+        assert err > 10 * tolerance, (name, err, tolerance)
+    uniform = np.random.default_rng(seed).uniform(0, 1, N).astype(np.float32)
+    ref = np.array([np.sum(uniform.astype(np.float64))])
+    skipped = _estimates(uniform)["skip 1 float4 in 16, scale 16/15"]
+    assert scaled_error(np.array([skipped], np.float32), ref)[0] < family_tolerance  # what random inputs let through
+
+
+def test_a_narrower_precision_keeps_the_family_tolerance():
+    assert input_classes.tolerance("needles", 1e-3, "fp16") == 1e-3
+    assert input_classes.tolerance("needles", 1e-9, "fp32") == 1e-9
+
+
+def test_the_statistic_families_declare_needles():
+    for name in ("reduce", "scan"):
+        assert families.host(catalog.load_family(name)).INPUT_CLASSES == ("needles",)
+    assert families.host(catalog.load_family("vecadd")).INPUT_CLASSES == ()
