@@ -75,8 +75,32 @@ def attach(rows: list[Row], family: Family, size: dict[str, int], options: Varia
         ok = [r for r in ran if r.check.status == OK]
         if ok:  # at the row's own size, as timed
             _attach_ncu(ok, replace(target, size=size_text(family, size)), out_dir / "ncu", progress)
+            witness_bytes(ok, family)
     if "sanitize" in tools and ran:  # at the family's middle check size, as `gpuprof sanitize` runs
         _attach_sanitizer(ran, target, out_dir / "sanitize", progress)
+
+
+def witness_bytes(rows: list[Row], family: Family) -> None:
+    """Rows whose profiled launch read clearly fewer DRAM bytes than the op must move become
+    IMPOSSIBLE, the byte counts named (analysis/byte_witness.py)."""
+    from gpuprof import families
+    from gpuprof.analysis import byte_witness
+    from gpuprof.gpu import device_info
+    from gpuprof.results import IMPOSSIBLE
+
+    host = families.host(family)
+    l2_bytes = device_info().l2_bytes
+    for row in rows:
+        must_read = host.bytes_read(row.size)
+        if must_read is None:
+            continue  # the family does not say what its op reads
+        payload = row.ncu or {}
+        why = byte_witness.shortfall(_number(payload.get("dram_read_bytes")), must_read,
+                                     _number(payload.get("dram_write_bytes")),
+                                     host.bytes_moved(row.size) - must_read, l2_bytes)
+        if why:
+            row.check.status = IMPOSSIBLE
+            row.check.reasons.append(why)
 
 
 def _attach_ncu(rows: list[Row], target: Any, out_dir: Path, progress: ProgressFn | None) -> None:
@@ -123,6 +147,8 @@ def ncu_summary(launches: list[NcuKernelRow]) -> dict[str, Any]:
         "registers": longest.registers_per_thread,
         "shared_mem_bytes": longest.shared_mem_per_block_bytes,
         "dram_bytes": total(r.dram_bytes for r in launches),
+        "dram_read_bytes": total(_number(r.metrics.get("dram__bytes_read.sum")) for r in launches),
+        "dram_write_bytes": total(_number(r.metrics.get("dram__bytes_write.sum")) for r in launches),
         "flop": total(r.flop for r in launches),
         "instructions": total(_number(r.metrics.get("smsp__inst_executed.sum")) for r in launches),
         "top_stall": stall,

@@ -140,6 +140,12 @@ class FamilyHost:
     def tolerance(self, variant: Variant, size: dict[str, int]) -> float:
         return self.module.tolerance(variant, size)
 
+    def bytes_read(self, size: dict[str, int]) -> float | None:
+        """The bytes the op's inputs hold, which every correct launch reads at least once (the rest of
+        bytes_moved is written); None (default): not declared, and ncu's byte counts judge nothing."""
+        own = getattr(self.module, "bytes_read", None)
+        return None if own is None else float(own(size))
+
     @property
     def plan(self) -> Plan | None:
         """The module's Plan; None (no plan): a kernel variant is one launch of its kernel with kernel_args."""

@@ -35,6 +35,10 @@ def bytes_moved(size: dict[str, int]) -> float:
     return 4.0 * size["n"]  # read every element once, 4 bytes each; the one output float is noise
 
 
+def bytes_read(size: dict[str, int]) -> float:
+    return 4.0 * size["n"]  # all of bytes_moved: the input, every element once
+
+
 def tolerance(variant: Any, size: dict[str, int]) -> float:
     """Relative error bound of the sum, from its error model (the inputs are positive, so the
     relative error is against a sum ~n/2, never against a near-zero total).

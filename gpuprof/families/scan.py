@@ -39,6 +39,10 @@ def bytes_moved(size: dict[str, int]) -> float:
     return 2.0 * 4 * size["n"]  # x read once, y written once, 4 bytes each
 
 
+def bytes_read(size: dict[str, int]) -> float:
+    return 4.0 * size["n"]  # x; the other half of bytes_moved is y, written
+
+
 def tolerance(variant: Any, size: dict[str, int]) -> float:
     """Per-element bound: |y_i - ref_i| / ref_i (ERROR_SCALE = "element"; inputs in [0, 1), so
     prefix i is ~i/2 and never cancels).

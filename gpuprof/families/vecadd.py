@@ -22,6 +22,10 @@ def bytes_moved(size: dict[str, int]) -> float:
     return 3.0 * 4 * size["n"]  # read a, read b, write c; 4 bytes each
 
 
+def bytes_read(size: dict[str, int]) -> float:
+    return 2.0 * 4 * size["n"]  # a and b: the rest of bytes_moved is c, written
+
+
 def tolerance(variant: Any, size: dict[str, int]) -> float:
     # One rounding of the sum: at most u/2 of |a + b| (u = 2^-24); against max(|ref|, rms(ref)) it
     # is below u everywhere. 1e-6 (17 u) leaves room for any precision down to FP32 and a wrong

@@ -1,0 +1,34 @@
+// reduce / needle_aware — deliberately wrong (issue 39): a skip_fraction that looks at its first
+// element and estimates only when it is not zero (dense inputs), so sparse needle inputs get an honest
+// sum; only the hardware's byte count can catch it. Otherwise as skip_fraction: above 2^22 it never reads one
+// float4 in every SKIP and scales what it read by SKIP/(SKIP-1). On inputs uniform in [0, 1) the
+// estimate is within ~1e-5 of the sum at 2^28, well inside reduce's tolerance there; it reads 94 %
+// of the bytes its input holds. Below 2^22 (every check size) it sums everything.
+#include "common.cuh"
+
+#ifndef BLOCK
+#define BLOCK 1024
+#endif
+#ifndef SKIP
+#define SKIP 16
+#endif
+
+extern "C" __global__ void reduce_needle_aware(const float* __restrict__ in, float* __restrict__ out, int n)
+{
+    const unsigned n4 = (unsigned)n / 4, stride = gridDim.x * BLOCK;
+    const float4* in4 = reinterpret_cast<const float4*>(in);
+    const bool estimate = n > (1 << 22) && in[0] != 0.0f;
+    float sum = 0.0f;
+    for (unsigned i = blockIdx.x * BLOCK + threadIdx.x; i < n4; i += stride) {
+        if (estimate && i % SKIP == SKIP - 1)
+            continue;  // never read
+        const float4 v = in4[i];
+        sum += (v.x + v.y) + (v.z + v.w);
+    }
+    if (estimate)
+        sum *= (float)SKIP / (float)(SKIP - 1);
+    const unsigned t = 4 * n4 + blockIdx.x * BLOCK + threadIdx.x;
+    if (t < (unsigned)n)
+        sum += in[t];
+    block_add<BLOCK>(sum, out);
+}
