@@ -28,8 +28,9 @@ The [op] table (every key checked when the family is loaded; an error names the 
 
 The kernel's arguments come from the manifest's `signature` by parameter name: a pointer named like
 an input gets that input, one named like the output gets the output, an integer named like a dim
-gets that dim's size (int32). torch is imported only when a reference or vendor row runs, so
-`gpuprof list` and `gpuprof build` of such a folder need neither torch nor a GPU.
+gets that dim's size (int32). torch is imported only when a reference or vendor row runs, and
+NumPy only when inputs or arguments are made, so `gpuprof list` and `gpuprof build` of such a
+folder start fast and need neither torch nor a GPU.
 """
 
 from __future__ import annotations
@@ -40,11 +41,8 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from gpuprof.errors import InputError
 from gpuprof.families import _torch
-from gpuprof.families._random import generator
 from gpuprof.families._rounding import FP32, unit_roundoff
 from gpuprof.gpu import cupy
 from gpuprof.variants.declarations import parameters
@@ -290,6 +288,8 @@ class OpModule:
         return self.distributions[seed % len(self.distributions)]
 
     def make_inputs(self, size: dict[str, int], seed: int) -> dict[str, Any]:
+        from gpuprof.families._random import generator  # numpy: imported when inputs are made, not at load
+
         cp = cupy()
         rng = generator(seed)
         kind = self.distribution(seed)
@@ -300,6 +300,8 @@ class OpModule:
         return cp.full(_extents(self.output_shape, size), cp.nan, dtype=cp.float32)
 
     def kernel_args(self, inputs: dict[str, Any], out: Any, size: dict[str, int]) -> tuple:
+        import numpy as np
+
         args: list[Any] = []
         for kind, name in self._arg_slots:
             if kind == "input":
