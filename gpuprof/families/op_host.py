@@ -35,6 +35,7 @@ folder start fast and need neither torch nor a GPU.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import math
 from collections.abc import Callable
@@ -204,6 +205,11 @@ class OpModule:
         return evaluate(expr, size_symbols(self.family.dims, size), "the dims")
 
     def _formula(self, op: dict[str, Any]) -> str:
+        copies = [v.name for v in self.family.variants if v.vendor and v.call == self.reference_spec]
+        disclosed = f"; {', '.join(copies)}: the reference in FP32, its time includes a copy into the output"
+        return self._rate_formula(op) + (disclosed if copies else "")
+
+    def _rate_formula(self, op: dict[str, Any]) -> str:
         if "formula" in op:
             value = op["formula"]
             if not isinstance(value, str) or not value.strip():
@@ -318,7 +324,7 @@ class OpModule:
         t = _torch.torch()
         cp = cupy()
         function = self._callable(self.reference_spec, self._reference_own, "reference")
-        with _torch.on_stream(cp.cuda.get_current_stream()):
+        with _on_current_stream(cp):
             args = [t.from_dlpack(inputs[name].astype(cp.float64)) for name in self.inputs]
             result = self._call(function, self.reference_spec, "reference", args)
             expected = _extents(self.output_shape, size)
@@ -380,6 +386,13 @@ class OpModule:
             device = args[0].device if args else result.device
             return cp.from_dlpack(result.detach().to(device=device, dtype=t.float64).contiguous())
         return cp.asarray(result, dtype=cp.float64)
+
+
+def _on_current_stream(cp: ModuleType) -> Any:
+    """torch on CuPy's current stream, so the reference is ordered after the inputs were made;
+    on the legacy default stream (handle 0) both libraries already share it."""
+    stream = cp.cuda.get_current_stream()
+    return _torch.on_stream(stream) if getattr(stream, "ptr", 0) else contextlib.nullcontext()
 
 
 def _extents(shape: Shape, size: dict[str, int]) -> tuple[int, ...]:

@@ -289,6 +289,7 @@ def test_vendor_rows_write_into_the_output(tmp_path, numpy_device):
     as_reference = TORCH_VENDOR.replace('call = "torch"', 'call = "family.py:reference"')
     module = load(write_folder(tmp_path, name="b", vendor=as_reference))
     out[:] = np.nan
+    assert module.FORMULA.endswith("; torch: the reference in FP32, its time includes a copy into the output")
     module.vendor_launch("family.py:reference", {"x": x}, out, {"n": 9})(None)  # the reference, copied into out
     np.testing.assert_allclose(out, x * x + x + 1, rtol=1e-6)
     with pytest.raises(KeyError):
@@ -310,3 +311,22 @@ def test_the_docstring_documents_every_op_key():
     doc = op_host.__doc__ or ""
     for key in op_host.OP_KEYS:
         assert f"    {key} = " in doc, key
+
+
+def test_the_reference_runs_on_cupys_current_stream(tmp_path, numpy_device, monkeypatch):
+    seen = []
+
+    @contextlib.contextmanager
+    def on_stream(stream):
+        seen.append(stream.ptr)
+        yield
+
+    monkeypatch.setattr(op_host._torch, "on_stream", on_stream)
+    module = load(write_folder(tmp_path))
+    shim = op_host.cupy()
+    shim.cuda = SimpleNamespace(get_current_stream=lambda: SimpleNamespace(ptr=1234))
+    module.reference({"x": np.ones(3, np.float32)}, {"n": 3})
+    assert seen == [1234]
+    shim.cuda = SimpleNamespace(get_current_stream=lambda: SimpleNamespace(ptr=0))  # legacy stream: shared already
+    module.reference({"x": np.ones(3, np.float32)}, {"n": 3})
+    assert seen == [1234]
