@@ -195,11 +195,10 @@ def new_family(
     name: Annotated[str, typer.Argument(help="The family's name, e.g. square_plus (the folder is NAME/).")],
     directory: Annotated[Path, typer.Option("--dir", help="Where to make the folder NAME/.")] = Path("."),
 ) -> None:
-    """Write a starter family folder NAME/: family.toml with an [op] table (y = x*x + x + 1),
-    family.py (the reference), a CUDA and a Triton variant, and a README saying what each key means.
+    """Write a starter family folder NAME/: an \\[op] manifest, its reference, a CUDA and a Triton variant.
 
-    Never overwrites: an existing NAME/ is an error. Examples: gpuprof new-family square_plus &&
-    gpuprof run ./square_plus; gpuprof new-family gelu --dir ~/ops && gpuprof list ~/ops/gelu
+    The op is y = x*x + x + 1 (change it); the folder's README says what each key means. Never overwrites.
+    Examples: gpuprof new-family square_plus && gpuprof run ./square_plus; gpuprof new-family gelu --dir ~/ops
     """
     import os
 

@@ -28,23 +28,22 @@ The [op] table (every key checked when the family is loaded; an error names the 
 
 The kernel's arguments come from the manifest's `signature` by parameter name: a pointer named like
 an input gets that input, one named like the output gets the output, an integer named like a dim
-gets that dim's size (int32). torch is imported only when a reference or vendor row runs, so
-`gpuprof list` and `gpuprof build` of such a folder need neither torch nor a GPU.
+gets that dim's size (int32). torch is imported only when a reference or vendor row runs, and
+NumPy only when inputs or arguments are made, so `gpuprof list` and `gpuprof build` of such a
+folder start fast and need neither torch nor a GPU.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import math
 from collections.abc import Callable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from gpuprof.errors import InputError
 from gpuprof.families import _torch
-from gpuprof.families._random import generator
 from gpuprof.families._rounding import FP32, unit_roundoff
 from gpuprof.gpu import cupy
 from gpuprof.variants.declarations import parameters
@@ -206,6 +205,11 @@ class OpModule:
         return evaluate(expr, size_symbols(self.family.dims, size), "the dims")
 
     def _formula(self, op: dict[str, Any]) -> str:
+        copies = [v.name for v in self.family.variants if v.vendor and v.call == self.reference_spec]
+        disclosed = f"; {', '.join(copies)}: the reference in FP32, its time includes a copy into the output"
+        return self._rate_formula(op) + (disclosed if copies else "")
+
+    def _rate_formula(self, op: dict[str, Any]) -> str:
         if "formula" in op:
             value = op["formula"]
             if not isinstance(value, str) or not value.strip():
@@ -290,6 +294,8 @@ class OpModule:
         return self.distributions[seed % len(self.distributions)]
 
     def make_inputs(self, size: dict[str, int], seed: int) -> dict[str, Any]:
+        from gpuprof.families._random import generator  # numpy: imported when inputs are made, not at load
+
         cp = cupy()
         rng = generator(seed)
         kind = self.distribution(seed)
@@ -300,6 +306,8 @@ class OpModule:
         return cp.full(_extents(self.output_shape, size), cp.nan, dtype=cp.float32)
 
     def kernel_args(self, inputs: dict[str, Any], out: Any, size: dict[str, int]) -> tuple:
+        import numpy as np
+
         args: list[Any] = []
         for kind, name in self._arg_slots:
             if kind == "input":
@@ -316,7 +324,7 @@ class OpModule:
         t = _torch.torch()
         cp = cupy()
         function = self._callable(self.reference_spec, self._reference_own, "reference")
-        with _torch.on_stream(cp.cuda.get_current_stream()):
+        with _on_current_stream(cp):
             args = [t.from_dlpack(inputs[name].astype(cp.float64)) for name in self.inputs]
             result = self._call(function, self.reference_spec, "reference", args)
             expected = _extents(self.output_shape, size)
@@ -378,6 +386,13 @@ class OpModule:
             device = args[0].device if args else result.device
             return cp.from_dlpack(result.detach().to(device=device, dtype=t.float64).contiguous())
         return cp.asarray(result, dtype=cp.float64)
+
+
+def _on_current_stream(cp: ModuleType) -> Any:
+    """torch on CuPy's current stream, so the reference is ordered after the inputs were made;
+    on the legacy default stream (handle 0) both libraries already share it."""
+    stream = cp.cuda.get_current_stream()
+    return _torch.on_stream(stream) if getattr(stream, "ptr", 0) else contextlib.nullcontext()
 
 
 def _extents(shape: Shape, size: dict[str, int]) -> tuple[int, ...]:

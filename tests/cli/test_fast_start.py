@@ -23,7 +23,8 @@ sys.stderr.write(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in 
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["-h"], ["list"], ["list", "matmul"], ["run", "--help"],
-                                  ["compare", "--help"], ["merge", "--help"], ["report", "--help"], ["--version"]])
+                                  ["compare", "--help"], ["merge", "--help"], ["report", "--help"],
+                                  ["new-family", "--help"], ["--version"]])
 def test_start_imports_no_heavy_library(argv):
     done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(argv), json.dumps(HEAVY)],
                           capture_output=True, text=True, check=False, timeout=120,

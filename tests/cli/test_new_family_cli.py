@@ -114,3 +114,19 @@ def test_the_starter_readme_explains_every_key_it_uses(starter):
 def test_the_templates_live_in_the_package():
     assert TEMPLATES.parent.parent.name == "gpuprof"
     assert sorted(p.name for p in TEMPLATES.iterdir()) == sorted(files_for("x").values())
+
+
+def test_listing_an_op_folder_imports_no_heavy_library(starter):
+    """An [op] folder's hooks import NumPy, CuPy and torch only when they make inputs or run the
+    reference, so `gpuprof list FOLDER` starts as fast as `gpuprof list`."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.cli.test_fast_start import HEAVY, PROBE
+
+    argv = ["list", str(starter), "--json", "-"]
+    done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(argv), json.dumps(HEAVY)], capture_output=True,
+                          text=True, check=False, timeout=120, cwd=Path(__file__).resolve().parents[2])
+    assert json.loads(done.stderr.strip().splitlines()[-1]) == []
+    assert json.loads(done.stdout)["families"][0]["family"] == "square_plus"

@@ -289,6 +289,7 @@ def test_vendor_rows_write_into_the_output(tmp_path, numpy_device):
     as_reference = TORCH_VENDOR.replace('call = "torch"', 'call = "family.py:reference"')
     module = load(write_folder(tmp_path, name="b", vendor=as_reference))
     out[:] = np.nan
+    assert module.FORMULA.endswith("; torch: the reference in FP32, its time includes a copy into the output")
     module.vendor_launch("family.py:reference", {"x": x}, out, {"n": 9})(None)  # the reference, copied into out
     np.testing.assert_allclose(out, x * x + x + 1, rtol=1e-6)
     with pytest.raises(KeyError):
@@ -310,3 +311,61 @@ def test_the_docstring_documents_every_op_key():
     doc = op_host.__doc__ or ""
     for key in op_host.OP_KEYS:
         assert f"    {key} = " in doc, key
+
+
+def test_the_reference_runs_on_cupys_current_stream(tmp_path, numpy_device, monkeypatch):
+    seen = []
+
+    @contextlib.contextmanager
+    def on_stream(stream):
+        seen.append(stream.ptr)
+        yield
+
+    monkeypatch.setattr(op_host._torch, "on_stream", on_stream)
+    module = load(write_folder(tmp_path))
+    shim = op_host.cupy()
+    shim.cuda = SimpleNamespace(get_current_stream=lambda: SimpleNamespace(ptr=1234))
+    module.reference({"x": np.ones(3, np.float32)}, {"n": 3})
+    assert seen == [1234]
+    shim.cuda = SimpleNamespace(get_current_stream=lambda: SimpleNamespace(ptr=0))  # legacy stream: shared already
+    module.reference({"x": np.ones(3, np.float32)}, {"n": 3})
+    assert seen == [1234]
+
+
+def test_the_starters_op_passes_a_right_fp32_answer_and_fails_wrong_ones_on_every_distribution(tmp_path, numpy_device):
+    """The check's own scaling (measure/check.scaled_error) against the starter's reference and
+    default tolerance: FP32 arithmetic passes on uniform, normal and heavy inputs; a dropped term or
+    one wrong element fails."""
+    from typer.testing import CliRunner
+
+    from gpuprof.cli import app
+    from gpuprof.measure.check import scaled_error
+
+    assert CliRunner().invoke(app, ["new-family", "starter", "--dir", str(tmp_path)]).exit_code == 0
+    module = load(tmp_path / "starter")
+    variant = registry.resolve(tmp_path / "starter").variant("cuda")
+    size = {"n": 100003}
+    for seed in range(3):
+        x = module.make_inputs(size, seed)["x"]
+        ref = module.reference({"x": x}, size)
+        tolerance = module.tolerance(variant, size)
+        right = x * x + x + np.float32(1)
+        assert right.dtype == np.float32
+        assert scaled_error(right, ref, module.ERROR_SCALE)[0] <= tolerance, module.distribution(seed)
+        assert scaled_error(x * x + np.float32(1), ref, module.ERROR_SCALE)[0] > tolerance
+        one_off = right.copy()
+        one_off[size["n"] // 2] += 1
+        assert scaled_error(one_off, ref, module.ERROR_SCALE)[0] > tolerance
+
+
+def test_the_starters_vendor_function_writes_into_its_output(tmp_path, numpy_device):
+    from typer.testing import CliRunner
+
+    from gpuprof.cli import app
+
+    assert CliRunner().invoke(app, ["new-family", "starter", "--dir", str(tmp_path)]).exit_code == 0
+    module = load(tmp_path / "starter")
+    x = np.linspace(-5, 5, 101, dtype=np.float32)
+    out = np.full(101, np.nan, np.float32)
+    module.vendor_launch("torch", {"x": x}, out, {"n": 101})(None)
+    np.testing.assert_allclose(out, x * x + x + 1, rtol=1e-6)
