@@ -171,7 +171,7 @@ class FamilyHost:
 
     @property
     def INPUT_CLASSES(self) -> tuple[str, ...]:
-        """Structured inputs (measure/input_classes.py) the check also launches the variant on at every
+        """Structured inputs (families/input_classes.py) the check also launches the variant on at every
         size, for an op whose output is a statistic of many inputs; () (default): random inputs only."""
         return tuple(getattr(self.module, "INPUT_CLASSES", ()))
 

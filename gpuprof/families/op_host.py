@@ -25,6 +25,7 @@ The [op] table (every key checked when the family is loaded; an error names the 
     tolerance = 1e-5                    # optional: the largest scaled error (default: tolerance() below)
     error_scale = "rms"                 # optional: "rms" (default) or "element" (interface.FamilyHost)
     distributions = ["uniform", "normal", "heavy"]  # optional: the input distributions the check draws
+    input_classes = ["needles"]         # optional: structured inputs the check adds (families/input_classes.py)
 
 The kernel's arguments come from the manifest's `signature` by parameter name: a pointer named like
 an input gets that input, one named like the output gets the output, an integer named like a dim
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
     from gpuprof.variants.catalog import Family
 
 OP_KEYS = ("inputs", "output", "reference", "vendor", "rate", "flop", "bytes", "formula", "tolerance",
-           "error_scale", "distributions")
+           "error_scale", "distributions", "input_classes")
 RATES = ("bytes", "flop")
 ERROR_SCALES = ("rms", "element")
 # Why several: a kernel that hard-codes an answer true for one distribution (a clamp that never
@@ -101,6 +102,7 @@ class OpModule:
         self._tolerance = self._positive(op, "tolerance")
         self.ERROR_SCALE = self._choice(op, "error_scale", ERROR_SCALES, "rms")
         self.distributions = self._distributions(op)
+        self.INPUT_CLASSES = self._input_classes(op)
         self._arg_slots = self._slots()
 
     # ------------------------------------------------------------------ the table, checked
@@ -232,6 +234,16 @@ class OpModule:
             raise self._fail(key, f"is {value!r}; give a positive number, e.g. 1e-5")
         return float(value)
 
+    def _input_classes(self, op: dict[str, Any]) -> tuple[str, ...]:
+        """Structured inputs the check adds (families/input_classes.py): for an op whose output is a
+        statistic of many inputs (a sum, a norm's mean) declare ["needles"]; none by default."""
+        from gpuprof.families import input_classes
+
+        value = op.get("input_classes", [])
+        if not isinstance(value, list) or not all(v in input_classes.CLASSES for v in value):
+            raise self._fail("input_classes", f"must be a list drawn from {list(input_classes.CLASSES)}")
+        return tuple(value)
+
     def _distributions(self, op: dict[str, Any]) -> tuple[str, ...]:
         value = op.get("distributions", list(DISTRIBUTIONS))
         if not isinstance(value, list) or not value or any(d not in DISTRIBUTIONS for d in value):
@@ -275,6 +287,10 @@ class OpModule:
             return float(self._evaluate(self._bytes, size))
         shapes = (*self.inputs.values(), self.output_shape)
         return float(ELEMENT_BYTES * sum(math.prod(_extents(s, size)) for s in shapes))
+
+    def bytes_read(self, size: dict[str, int]) -> float:
+        """Every input read once: what ncu's DRAM read bytes must reach (analysis/byte_witness.py)."""
+        return float(ELEMENT_BYTES * sum(math.prod(_extents(s, size)) for s in self.inputs.values()))
 
     def tolerance(self, variant: Any, size: dict[str, int]) -> float:
         """The table's `tolerance`, or this model: an elementwise or short row-wise op in FP32 gives

@@ -14,7 +14,7 @@ from gpuprof.families._random import generator
 from gpuprof.families._rounding import FP32, unit_roundoff
 from gpuprof.gpu import cupy
 
-# The check also launches every variant on needle inputs (measure/input_classes.py): a sum or prefix
+# The check also launches every variant on needle inputs (families/input_classes.py): a sum or prefix
 # sum of a few whole numbers among zeros is exact, so a kernel that skips or samples its input is WRONG.
 INPUT_CLASSES = ("needles",)
 RATE = "bytes"

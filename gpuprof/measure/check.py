@@ -38,10 +38,9 @@ from typing import Any
 
 import numpy as np
 
-from gpuprof.families import _random
+from gpuprof.families import _random, input_classes
 from gpuprof.families.interface import FamilyHost
 from gpuprof.gpu import cupy
-from gpuprof.measure import input_classes
 from gpuprof.results import OK, WRONG, CheckResult, size_label
 
 

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from gpuprof import families
-from gpuprof.families import reduce
-from gpuprof.measure import input_classes
+from gpuprof.families import input_classes, reduce
 from gpuprof.measure.check import scaled_error
 from gpuprof.variants import catalog
 
