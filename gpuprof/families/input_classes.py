@@ -28,11 +28,10 @@ that can judge them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from gpuprof.gpu import cupy
+if TYPE_CHECKING:
+    import numpy as np
 
 NEEDLES = 128
 NEEDLE_LOW, NEEDLE_HIGH = 512, 1024  # 128 needles sum to < 2^17: exact in FP32, and one is >= 0.4 % of it
@@ -58,6 +57,8 @@ def apply(kind: str, inputs: dict[str, Any], seed: int) -> None:
     hold them). Non-float inputs (indices, labels) are left as drawn."""
     if kind not in CLASSES:
         raise ValueError(f"unknown input class {kind!r}; choose from: {', '.join(CLASSES)}")
+    import numpy as np  # here, not at import: listing a family that names a class loads no NumPy
+
     rng = np.random.default_rng(seed)
     for array in inputs.values():
         if getattr(array, "dtype", None) is not None and array.dtype.kind == "f" and array.size:
@@ -65,6 +66,10 @@ def apply(kind: str, inputs: dict[str, Any], seed: int) -> None:
 
 
 def _needles(array: Any, rng: np.random.Generator) -> None:
+    import numpy as np
+
+    from gpuprof.gpu import cupy
+
     xp = np if isinstance(array, np.ndarray) else cupy()
     count = min(array.size, NEEDLES)
     positions = rng.choice(array.size, size=count, replace=False)
