@@ -226,15 +226,16 @@ app = _Typer(
 @app.callback()
 def _root(version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_version,
                                                  help="Print gpuprof's version and exit.")] = False,
-          families_dir: Annotated[list[Path] | None, typer.Option(
+          families_dir: Annotated[str | None, typer.Option(
               "--families-dir", metavar="DIR",
               help="A folder of family folders: each DIR/NAME/family.toml is family NAME for every command "
-                   "(repeatable; also GPUPROF_FAMILIES_DIR). A path to one family folder works anywhere a "
-                   "family name does.")] = None) -> None:
+                   "(several: DIR1:DIR2; also GPUPROF_FAMILIES_DIR). A path to one family folder works "
+                   "anywhere a family name does.")] = None) -> None:
     from gpuprof.families import registry
 
-    for directory in families_dir or ():
-        registry.add_families_dir(directory)
+    for directory in (families_dir or "").split(os.pathsep):
+        if directory:
+            registry.add_families_dir(Path(directory))
 
 
 def command_after_dashes(ctx: typer.Context) -> tuple[str, ...]:

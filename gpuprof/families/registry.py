@@ -120,8 +120,23 @@ def _parsed(manifest: Path) -> Family:
 
 def _check_python(family: Family) -> None:
     """Refuse a folder without a reference before any work: the manifest's [op] table, a family.py
-    with every hook, or a `host` module; each checked now, not at the first launch."""
-    host_for(family)
+    with every hook, or a `host` module; each checked now, not at the first launch. A `host` module
+    is found without importing it (the built-in ones import NumPy, which `list` and `--help` skip)."""
+    if family.host_module is None:
+        host_for(family)
+        return
+    manifest = family.directory / MANIFEST
+    if family.op is not None:
+        raise InputError(f"{manifest}: 'host' and [op] both say where the reference is; keep one")
+    name = family.host_module
+    if not all(part.isidentifier() for part in name.split(".")):
+        raise InputError(f"{manifest}: 'host' is {name!r}; name a Python module, e.g. \"gpuprof.families.vecadd\"")
+    try:
+        found = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        found = None
+    if found is None:
+        raise InputError(f"{manifest}: 'host' names {name!r}, which cannot be imported")
 
 
 def host_for(family: Family) -> FamilyHost:
