@@ -162,7 +162,7 @@ def fake_core(monkeypatch, rows: list[Row], limits=H100) -> None:
     def run_tables(request, progress=None, checkpoint=None, worker=None):
         family = catalog.load_family(request.family)
         chosen = [v for v in family.select(request.variants) if v.name in by_name]
-        return run_core._run_variants(family, chosen, families.host(catalog.load_family(family)),
+        return run_core._run_variants(family, chosen, families.host(family),
                                       request.size or dict(family.default_size), request, progress, checkpoint, None)
 
     monkeypatch.setattr(run_core, "run_tables", run_tables)
