@@ -18,11 +18,13 @@ from gpuprof.errors import UsageError
 FAMILY, COMMAND, IMPORT = "family", "command", "import"
 TIMED, CHECK_ONLY = "timed", "check-only"
 TABLE_VIEW, JSON_ONLY = "table", "json"
+RANKED, IN_RANGE = "ranked", "nvtx"  # profile: the timeline picks the kernels, or ncu takes an NVTX range's
 
 # How an error names a mode: "--kernel does not apply with --import".
 MODE_WORDS = {FAMILY: "with a FAMILY", COMMAND: "with '-- COMMAND'", IMPORT: "with --import",
               TIMED: "when timing", CHECK_ONLY: "with --check-only", TABLE_VIEW: "with the table",
-              JSON_ONLY: "with JSON on stdout (--format json or --json -)"}
+              JSON_ONLY: "with JSON on stdout (--format json or --json -)",
+              RANKED: "when the timeline picks the kernels (without --nvtx)", IN_RANGE: "with --nvtx"}
 
 VARIANT_OPTIONS = ("variants", "size", "define", "add", "block", "tile", "grid", "kernels_dir")
 
@@ -73,6 +75,9 @@ APPLIES: dict[str, Modes] = {
     "run": Modes((TIMED, CHECK_ONLY), lambda params, _: CHECK_ONLY if params.get("check_only") else TIMED, {
         **_each(("timing", "min_samples", "max_time", "target_spread", "discard_throttled"), _in(TIMED)),
     }),
+    # with --nvtx, ncu profiles every kernel inside the range: no ranking to limit or cover
+    "profile": Modes((RANKED, IN_RANGE), lambda params, _: IN_RANGE if params.get("nvtx") is not None else RANKED,
+                     {**_each(("top", "cover"), _in(RANKED))}),
     "compare": Modes((TABLE_VIEW, JSON_ONLY), lambda params, _: _compare_mode(params), {"wide": _in(TABLE_VIEW)}),
 }
 

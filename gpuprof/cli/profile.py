@@ -35,6 +35,12 @@ def profile(
     per_kernel: Annotated[int, typer.Option(
         "--launches-per-kernel",
         help="Under ncu, profile this many launches of each kernel configuration (0: all).")] = LAUNCHES_PER_KERNEL,
+    kernel: Annotated[str | None, typer.Option(
+        "--kernel", help="Only the timeline's kernels whose name matches this regex go to ncu (as on `gpuprof ncu "
+                         "-- COMMAND`).")] = None,
+    nvtx: Annotated[str | None, typer.Option(
+        "--nvtx", help="ncu profiles the kernels launched inside this NVTX range (a name, or an ncu NVTX "
+                       "expression such as 'matmul/tiled/'); --top and --cover then do not apply.")] = None,
     nsys_path: Annotated[str | None, typer.Option(
         "--nsys",
         help="The nsys program (default: found as `gpuprof nsys` finds it; without it, the PyTorch profiler for "
@@ -50,13 +56,19 @@ def profile(
 
     Runs the program twice: under nsys (or the PyTorch profiler where nsys is missing or cannot make a
     report, with a note saying why) to find the kernels that take most of the GPU time and where the
-    GPU sat idle, then under Nsight Compute for only those kernels.
+    GPU sat idle, then under Nsight Compute for only the chosen kernels: your own kernels first (your
+    binary's, Triton, NVRTC/CuPy, extensions), then the library kernels (PyTorch, cuBLAS, cuDNN, ...)
+    that take most of the time (docs/kernel-origin.md).
 
     Examples:
 
       gpuprof profile -- python mlp.py
 
       gpuprof profile --top 3 --launch-skip 2 -- python train.py --steps 5
+
+      gpuprof profile --kernel softmax -- python triton_softmax.py
+
+      gpuprof profile --nvtx tiled -- ./matmul      (the kernels inside NVTX range 'tiled')
     """
     with exit_on_error():
         from rich.table import Table
@@ -71,12 +83,15 @@ def profile(
         check_outputs([], {"--json": target}, force)
         request = core.ProfileRequest(Target(command=command_after_dashes(ctx), unexpected=tuple(ctx.args)),
                                       out_dir=out, cover_pct=cover, max_kernels=top, launch_skip=launch_skip,
-                                      launches_per_kernel=per_kernel, nsys=nsys_path, ncu=ncu_path, timeout_s=timeout)
+                                      launches_per_kernel=per_kernel, nsys=nsys_path, ncu=ncu_path, timeout_s=timeout,
+                                      kernel_filter=kernel, nvtx=nvtx)
         with status("profile: timeline, then ncu"):
             report = core.execute(request)
         write_json({"schema": "gpuprof.profile", **core.to_dict(report)}, target)
         if report.timeline.notice:  # why the timeline is the PyTorch profiler's, and how to get nsys working
             err_console.print(f"[yellow]note:[/] {escape(report.timeline.notice)}")
+        for note in report.notes:
+            err_console.print(f"[dim]note: {escape(note)}[/]")
         console = human_console(target)
         if str(target) != "-":
             for part in render_report(report, console.width, wide).renderables:

@@ -125,8 +125,43 @@ def nsys_importer(nsys_check: Check) -> Check | None:
         "until then gpuprof nsys and profile use the PyTorch profiler"), needed_for)
 
 
+NVRTC_NEEDED_FOR = "run, build (CUDA variants are compiled by NVRTC through CuPy, as `run` compiles them)"
+
+
+def nvrtc() -> Check:
+    """NVRTC, the compiler `run` builds CUDA variants with and `build` checks them with: loaded through
+    CuPy's binding as they load it, its version as the library reports it, and the file it came from."""
+    from gpuprof.variants.nvrtc import nvrtc_library
+
+    try:
+        import cupy_backends  # noqa: F401  # without CuPy there is no binding to load it through
+    except ImportError:
+        return Check("NVRTC", False, "not checked: it is loaded through CuPy, which is not installed "
+                     "(pip install 'gpuprof[cuda13]')", NVRTC_NEEDED_FOR)
+    library = nvrtc_library()
+    if library is None:
+        return Check("NVRTC", False, "libnvrtc does not load: pip install nvidia-cuda-nvrtc (the wheel matching "
+                     "CuPy's CUDA major version) or put the toolkit's lib64 on LD_LIBRARY_PATH", NVRTC_NEEDED_FOR)
+    try:
+        version = ".".join(str(part) for part in library.getVersion())
+    except Exception:  # noqa: BLE001  # it loaded a moment ago; a version it cannot tell is not a failure
+        version = "version unknown"
+    where = _loaded_from("libnvrtc")
+    return Check("NVRTC", True, version + (f" at {where}" if where else ""), NVRTC_NEEDED_FOR)
+
+
+def _loaded_from(stem: str) -> str | None:
+    """The file of a shared library this process has loaded (Linux /proc/self/maps), if any."""
+    try:
+        maps = Path("/proc/self/maps").read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    paths = [line.split()[-1] for line in maps if f"/{stem}" in line and line.split()[-1].startswith("/")]
+    return paths[0] if paths else None
+
+
 def diagnose() -> list[Check]:
-    """Every check; `required` ones (a GPU, CuPy, nvcc) decide doctor's exit code."""
+    """Every check; `required` ones (a GPU, CuPy, nvcc, NVRTC) decide doctor's exit code."""
     from dataclasses import replace
 
     from gpuprof.tools.ncu import find_ncu
@@ -141,6 +176,7 @@ def diagnose() -> list[Check]:
         replace(_module("cupy", "run, launch", "pip install 'gpuprof[cuda13]' (or 'gpuprof[cuda12]')", "cupy"),
                 required=True),
         replace(_tool("nvcc", ["--version"], "run --add, build"), required=True),
+        replace(nvrtc(), required=True),
         torch_check(device.ok),
         _module("triton", "Triton variants (vecadd/triton, softmax/triton; with torch)", "pip install triton"),
         _tool("ncu", ["--version"], "gpuprof ncu", find_ncu),

@@ -77,43 +77,71 @@ def user_named(source: KernelSource, cwd: Path) -> KernelSource:
     shown = {recorded: shown_file(recorded, cwd) for recorded in source.files}
     if not shown:
         return source
-    lines = tuple(_renamed_line(line, shown[line.file], cwd) for line in source.lines)
+    local = {recorded: local_file(recorded, cwd) for recorded in source.files}
+    lines = tuple(_renamed_line(line, shown[line.file], local[line.file]) for line in source.lines)
     sass = tuple(replace(s, file=shown.get(s.file, s.file)) for s in source.sass)
     return replace(source, files=shown, lines=lines, sass=sass)
 
 
-def _renamed_line(line: LineStats, file: str, cwd: Path) -> LineStats:
+def _renamed_line(line: LineStats, file: str, local: Path | None) -> LineStats:
     text = line.text
-    if text is None:
-        path = Path(file) if Path(file).is_absolute() else cwd / file
+    if text is None and local is not None:
         try:
-            content = path.read_text(errors="replace").splitlines()
+            content = local.read_text(errors="replace").splitlines()
             text = content[line.line - 1].strip() if 0 < line.line <= len(content) else None
         except OSError:
             pass
     return replace(line, file=file, text=text)
 
 
+def ours(recorded: str) -> Path | None:
+    """The file of gpuprof's own kernels a recorded name points at, in this installation: the part
+    after its last `kernels` (NVRTC's `#line` name, variants.nvrtc) or `_kernels` (a wheel's folder,
+    as nvcc records it) looked up under kernels_root(), wherever that is. None for other files."""
+    parts = Path(recorded).parts
+    marks = [i for i, part in enumerate(parts) if part in ("kernels", "_kernels")]
+    if not marks or not parts[marks[-1] + 1:]:
+        return None
+    try:
+        found = kernels_root().joinpath(*parts[marks[-1] + 1:])
+    except InputError:
+        return None
+    return found if found.is_file() else None
+
+
+def local_file(recorded: str, cwd: Path) -> Path | None:
+    """Where the recorded file lies on this machine, to read its lines from: gpuprof's own kernels
+    from the installed package (ours), any other file as recorded (relative to cwd)."""
+    own = ours(recorded)
+    if own is not None:
+        return own
+    path = Path(recorded)
+    return path if path.is_absolute() else cwd / path
+
+
 def shown_file(recorded: str, cwd: Path) -> str:
     """The name a compiler recorded, as the user should read it.
 
     gpuprof's own kernels are compiled by NVRTC with `#line 1 "kernels/<family>/<file>"`
-    (variants.nvrtc.nvrtc_source), which ncu records joined to the folder it ran in: such a name is
-    shown as kernels/<family>/<file> wherever the report was recorded. Other files: relative to the
+    (variants.nvrtc.nvrtc_source), which ncu records joined to the folder it ran in. In a source
+    checkout such a name is shown as kernels/<family>/<file> wherever the report was recorded; in an
+    installed package (a wheel puts kernels/ at gpuprof/_kernels) as the path the package has the
+    file at, relative to the working folder where it lies under it. Other files: relative to the
     working folder where they lie under it, else as recorded (an NVRTC '<hash>.cubin.cu' too)."""
+    own = ours(recorded)
+    if own is not None:
+        root = kernels_root()
+        if root.name == "kernels":  # a checkout or an editable install
+            return display_path(own)
+        return _under(own, cwd) or str(own)
     path = Path(recorded)
-    parts = path.parts
-    if "kernels" in parts:
-        tail = parts[len(parts) - 1 - parts[::-1].index("kernels") + 1:]
-        try:
-            ours = kernels_root().joinpath(*tail) if tail else None
-        except InputError:
-            ours = None
-        if ours is not None and ours.is_file():
-            return display_path(ours)
     if path.is_absolute():
-        try:
-            return str(path.resolve().relative_to(cwd))
-        except (ValueError, OSError):
-            return recorded
+        return _under(path, cwd) or recorded
     return recorded
+
+
+def _under(path: Path, cwd: Path) -> str | None:
+    try:
+        return str(path.resolve().relative_to(cwd))
+    except (ValueError, OSError):
+        return None

@@ -448,6 +448,13 @@ def _after_top_level(s: str, sep: str) -> str:
 
 def kernel_base_name(name: str) -> str:
     """`void at::<unnamed>::foo<float, 4>(int, T2)` -> `foo`; names without a parameter list pass through."""
+    return _after_top_level(kernel_qualified_name(name), "::") or name.strip()
+
+
+def kernel_qualified_name(name: str) -> str:
+    """`void at::<unnamed>::foo<float, 4>(int, T2)` -> `at::{unnamed}::foo`: the function with its
+    namespaces, without return type, template arguments or parameters (anonymous namespaces as
+    `{unnamed}` or `{anon}`)."""
     s = name.strip().replace("<unnamed>", "{unnamed}").replace("(anonymous namespace)", "{anon}")
     if s.endswith(")"):
         start = _matching_open(s, len(s) - 1)
@@ -458,5 +465,4 @@ def kernel_base_name(name: str) -> str:
         if start > 0:
             s = s[:start].rstrip()
     s = _after_top_level(s, " ")
-    s = _after_top_level(s, "::")
     return s or name.strip()

@@ -41,6 +41,18 @@ class SanitizerSite:
 
 
 @dataclass(frozen=True)
+class NearestAllocation:
+    """memcheck's context for an out-of-bounds access: "and is 1 bytes after the nearest allocation
+    at 0x7f92d2800000 of size 4,000 bytes" -> ("after", 1, 0x7f92d2800000, 4000). side: "after",
+    "before" or "inside" (a misaligned access within it, distance None)."""
+
+    side: str
+    distance: int | None  # bytes between the access and the allocation's end ("after") or start ("before")
+    address: int  # the allocation's start
+    size: int  # the allocation's size in bytes
+
+
+@dataclass(frozen=True)
 class SanitizerFinding:
     """One reported error record."""
 
@@ -63,6 +75,8 @@ class SanitizerFinding:
     # "function (module)" per "Host Frame:" line, innermost first: where an API error was called
     # from (a device line does not exist for it), or where a leaked allocation was made.
     host_frames: tuple[str, ...] = ()
+    # memcheck: the allocation an out-of-bounds or misaligned access missed, or was in (None if not printed)
+    allocation: NearestAllocation | None = None
 
 
 @dataclass(frozen=True)
@@ -121,6 +135,8 @@ _AT = [  # location lines, newest format first
     re.compile(r"at (?P<pc>0x[0-9a-fA-F]+) in (?P<func>.+)"),  # no line info, older sanitizer
     re.compile(r"at (?P<func>.+?)(?:\+|:)(?P<pc>0x[0-9a-fA-F]+)(?: in (?P<file>.+):(?P<line>\d+))?"),
 ]
+_NEAREST = re.compile(r"and is (?:(?P<dist>\d[\d,]*) bytes? (?P<side>after|before)|(?P<inside>inside)) the nearest "
+                      r"allocation at (?P<addr>0x[0-9a-fA-F]+) of size (?P<size>\d[\d,]*) bytes?")
 _SUMMARY = re.compile(r"ERROR SUMMARY: (?P<n>\d[\d,]*) errors?(?P<np> were not printed)?")
 _LEAKS = re.compile(r"LEAK SUMMARY: (?P<b>\d[\d,]*) bytes leaked in (?P<n>\d[\d,]*) allocations?")
 _RACE = re.compile(
@@ -259,6 +275,9 @@ def _finding(lines: list[str], tool: str | None, lineno: int, path: str | Path |
             if len(parts) == 2:
                 f["thread"] = tuple(int(x) for x in parts[0])
                 f["block"] = tuple(int(x) for x in parts[1])
+        elif (near := _NEAREST.match(ln)) is not None:
+            f["allocation"] = NearestAllocation(near.group("side") or "inside", _int(near.group("dist")),
+                                                int(near.group("addr"), 16), _int(near.group("size")) or 0)
         elif "address" not in f:
             a = re.match(r"(?:Access to|Address) (0x[0-9a-fA-F]+)", ln)
             if a:

@@ -23,14 +23,14 @@ def render_report(report: ProfileReport, width: int | None, wide: bool = False) 
     if len(kernels) > TIMELINE_ROWS:
         rest = kernels[TIMELINE_ROWS:]
         out.append(Text(f"... and {len(rest)} more kernels, {sum(k.time_pct for k in rest):.1f} % of the time"))
+    if summary.nvtx:  # the program's own ranges: where its phases spend their time, for --nvtx
+        out.append(nsys_view.nvtx_table(summary.nvtx[:TIMELINE_ROWS], width=None if wide else width, wide=wide))
     if summary.error:
         out.append(Text(f"note: {summary.error}", style="yellow"))
     out.append(Text(f"timeline source: {report.timeline.source_line}"))
     if summary.idle is not None:
         out += nsys_view.idle_lines(summary.idle)
-    names = short_names([k.name for k in kernels])
-    chosen = ", ".join(names[k.name] for k in report.top)
-    out.append(Text(f"profiled under ncu: {chosen} ({report.covered_pct:.0f} % of the kernel time)"))
+    out.append(Text(chosen_line(report, short_names([k.name for k in kernels]))))
     out.append(Text(""))
     out.append(Text("2. Why: Nsight Compute on those kernels", style="bold underline"))
     if report.ncu is None:
@@ -47,6 +47,19 @@ def render_report(report: ProfileReport, width: int | None, wide: bool = False) 
     if roof and points:
         out.append(ncu_view.roofline_table(points, roof, None if wide else width))
     return Group(*out)
+
+
+def chosen_line(report: ProfileReport, names: dict[str, str]) -> str:
+    """Which kernels went to ncu and why: yours (kernel_origin) and the largest library ones, or an NVTX range's."""
+    narrowed = f" matching --kernel {report.kernel_filter!r}" if report.kernel_filter else ""
+    if report.nvtx:
+        ranges = " or ".join(repr(e) for e in report.nvtx)
+        return f"profiled under ncu: the kernels{narrowed} inside NVTX range {ranges}"
+    yours = [names.get(k.name, k.name) for k in report.top if k.name in report.user_kernels]
+    library = [names.get(k.name, k.name) for k in report.top if k.name not in report.user_kernels]
+    parts = ([f"yours: {', '.join(yours)}"] if yours else []) + ([f"library: {', '.join(library)}"] if library else [])
+    return (f"profiled under ncu{narrowed}: {'; '.join(parts)} ({report.covered_pct:.0f} % of the kernel time; "
+            "your own kernels are chosen first)")
 
 
 def files_line(report: ProfileReport) -> str:

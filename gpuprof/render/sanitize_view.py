@@ -15,6 +15,7 @@ from rich.text import Text
 
 from gpuprof.commands.sanitize import SanitizeResult, SanitizeRun
 from gpuprof.parsers.sanitizer_log import SanitizerFinding, SanitizerSite
+from gpuprof.render.sanitize_context import allocation_line, threads_line
 from gpuprof.tools.sanitizer import TOOLS
 
 
@@ -155,7 +156,7 @@ def findings_view(results: list[SanitizeResult], limit: int = 30) -> Group:
             times = f" ×{len(items)}" if len(items) > 1 else ""
             times += f" ({hazards} hazards)" if hazards else ""
             first = items[0]
-            who = f" block {_dims(first.block)} thread {_dims(first.thread)}" if first.block or first.thread else ""
+            who = threads_line(items)
             inside = f" in {kernel}" if first.kernel else ""
             out.append(Text.assemble("  ", (what, "red"), times, inside, (who, "dim")))
             if first.sites:
@@ -165,6 +166,9 @@ def findings_view(results: list[SanitizeResult], limit: int = 30) -> Group:
                                      (f"  (NVRTC {compiled_as})" if compiled_as else "", "dim")))
             if text:
                 out.append(Text(f"      {text}"))
+            missed = allocation_line(items)
+            if missed:
+                out.append(Text(f"    {missed}", style="yellow"))
         if r.log:
             out.append(Text(f"    log: {r.log}", style="dim"))
     if shown >= limit:

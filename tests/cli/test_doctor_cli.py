@@ -22,9 +22,11 @@ NO_GPU = doctor.Check("CUDA GPU", False, "no CUDA GPU", "run")
 @pytest.fixture
 def machine(monkeypatch, tmp_path):
     """A machine with every module installed and counters open to all; tests take pieces away."""
-    installed = {"cupy", "torch", "triton", "ncu_report", "pynvml", "matplotlib"}
+    installed = {"cupy", "torch", "triton", "ncu_report", "pynvml", "matplotlib", "NVRTC"}
     monkeypatch.setattr(doctor, "_module", lambda name, needed, install, dist=None: doctor.Check(
         name, name in installed, "1.0" if name in installed else f"not installed: {install}", needed))
+    monkeypatch.setattr(doctor, "nvrtc", lambda: doctor.Check(
+        "NVRTC", "NVRTC" in installed, "13.0" if "NVRTC" in installed else "libnvrtc does not load", "run"))
     params = tmp_path / "params"
     params.write_text("RmProfilingAdminOnly: 0\n")
     monkeypatch.setattr(doctor, "PROFILING_PARAMS", params)
@@ -86,7 +88,7 @@ def test_doctor_exits_0_when_only_optional_pieces_are_missing(machine, monkeypat
     assert not any(c["required"] for c in document["checks"] if not c["ok"])
 
 
-@pytest.mark.parametrize("required", ["cupy", "nvcc", "CUDA GPU"])
+@pytest.mark.parametrize("required", ["cupy", "nvcc", "CUDA GPU", "NVRTC"])
 def test_doctor_exits_3_when_one_required_piece_is_missing(machine, monkeypatch, required):
     monkeypatch.setattr(doctor, "gpu", lambda: NO_GPU if required == "CUDA GPU" else H100)
     tools(monkeypatch, {"ncu", "nsys", "compute-sanitizer"} | ({"nvcc"} - {required}))
@@ -126,3 +128,23 @@ def test_doctor_reports_versions_of_installed_modules():
     assert check.ok and check.detail[0].isdigit()
     missing = doctor._module("gpuprof_no_such_module", "nothing", "pip install nothing")
     assert not missing.ok and missing.detail == "not installed: pip install nothing"
+
+
+def test_nvrtc_is_listed_with_the_version_the_library_reports(monkeypatch):
+    """The check itself, with CuPy's binding stood in for: loaded (version and file), or not."""
+    from types import SimpleNamespace
+
+    import gpuprof.variants.nvrtc as nvrtc_module
+
+    monkeypatch.setattr(nvrtc_module, "nvrtc_library", lambda: SimpleNamespace(getVersion=lambda: (13, 0)))
+    monkeypatch.setattr(doctor, "_loaded_from", lambda stem: "/usr/local/cuda/lib64/libnvrtc.so.13")
+    check = doctor.nvrtc()
+    assert check.ok and check.detail == "13.0 at /usr/local/cuda/lib64/libnvrtc.so.13" and "run" in check.needed_for
+    monkeypatch.setattr(nvrtc_module, "nvrtc_library", lambda: None)
+    check = doctor.nvrtc()
+    assert not check.ok and "does not load" in check.detail and "nvidia-cuda-nvrtc" in check.detail
+
+
+
+def test_loaded_from_names_no_library_this_process_has_not_loaded():
+    assert doctor._loaded_from("libgpuprof_no_such_library") is None

@@ -133,3 +133,64 @@ def test_wide_prints_every_table_at_its_own_width(machine, tmp_path, monkeypatch
     assert max(len(line) for line in result.output.splitlines()) > 100
     assert "void at::native::vectorized_elementwise_kernel<" in result.output
 
+
+
+def _nvtx_sum():
+    from gpuprof.parsers.nsys_stats import load_stats
+
+    return tuple(load_stats(TOOLS / "nsys_2025.3.1_nvtx_sum.csv").report("nvtx_sum").records)
+
+
+def test_nvtx_names_become_the_expression_ncu_matches():
+    """Recorded nvtx_sum (H100): `outer` is push/pop (ncu needs 'outer/'), `se_range` start/end; an
+    ncu expression passes unchanged; a name nsys did not see is exit 2 naming those it saw."""
+    ranges = _nvtx_sum()
+    assert core.nvtx_expressions("outer", ranges, checked=True)[0] == ("outer/",)
+    assert core.nvtx_expressions("se_range", ranges, checked=True) == (("se_range",), None)
+    assert core.nvtx_expressions("outer/inner/", ranges, checked=True) == (("outer/inner/",), None)
+    assert core.nvtx_expressions("regex:out.*", ranges, checked=True) == (("regex:out.*",), None)
+    with pytest.raises(core.UsageError, match=r"no NVTX range of that name; it has outer, inner, mydomain@dom_range"):
+        core.nvtx_expressions("tiled", ranges, checked=True)
+    # the PyTorch profiler sees record_function ranges, not the program's NVTX: both kinds go to ncu
+    assert core.nvtx_expressions("tiled", ranges, checked=False)[0] == ("tiled/", "tiled")
+
+
+@requires_ncu_report
+def test_kernel_narrows_the_timeline_and_ncu(machine, tmp_path):
+    m = machine(Machine())
+    out_json = tmp_path / "p.json"
+    result = CliRunner().invoke(app, ["profile", "--kernel", "cupy_(add|fill)", "--out", str(tmp_path / "o"),
+                                      "--json", str(out_json), "--", "python3", "vecadd.py"])
+    assert result.exit_code == 0, result.output
+    (argv,) = m.ncu_calls
+    assert argv[argv.index("--kernel-name") + 1] == "regex:^(cupy_add__float64_float64_float64|cupy_fill)$"
+    data = json.loads(out_json.read_text())
+    assert data["kernel_filter"] == "cupy_(add|fill)" and set(data["top_kernels_origin"].values()) == {"library"}
+    assert "matching --kernel 'cupy_(add|fill)'" in " ".join(result.output.split())
+
+
+@requires_ncu_report
+def test_nvtx_hands_the_range_to_ncu(machine, tmp_path):
+    m = machine(Machine())
+    result = CliRunner().invoke(app, ["profile", "--nvtx", "vecadd", "--out", str(tmp_path / "o"), "--",
+                                      "python3", "vecadd.py"])
+    assert result.exit_code == 0, result.output
+    (argv,) = m.ncu_calls
+    assert "--kernel-name" not in argv and argv.count("--nvtx") == 1
+    assert [argv[i + 1] for i, a in enumerate(argv) if a == "--nvtx-include"] == ["vecadd/", "vecadd"]
+    assert "inside NVTX range 'vecadd/' or 'vecadd'" in " ".join(result.output.split())
+
+
+def test_kernel_and_nvtx_mistakes_are_exit_2(machine, tmp_path):
+    machine(Machine())
+    no_match = CliRunner().invoke(app, ["profile", "--kernel", "softmax", "--out", str(tmp_path / "o"), "--",
+                                        "python3", "vecadd.py"])
+    assert no_match.exit_code == 2 and "matches none of the timeline's 9 kernels" in no_match.stderr
+    assert no_match.stderr.count("\n") == 1
+    bad = CliRunner().invoke(app, ["profile", "--kernel", "(", "--out", str(tmp_path / "bad"), "--", "python3", "x.py"])
+    assert bad.exit_code == 2 and "not a regular expression" in bad.stderr
+    assert not (tmp_path / "bad").exists()  # refused before the program ran
+    top = CliRunner().invoke(app, ["profile", "--nvtx", "x", "--top", "2", "--out", str(tmp_path / "top"), "--",
+                                   "python3", "vecadd.py"])
+    assert top.exit_code == 2 and top.stderr.startswith("error: --top does not apply with --nvtx")
+    assert not (tmp_path / "top").exists()

@@ -106,3 +106,47 @@ def test_without_ncu_report_source_says_how_to_get_it(where_reports, monkeypatch
 def test_results_without_a_report_or_rows_are_left_alone():
     run = core.NcuRun("matmul", "none", [core.NcuResult("naive", None, error="ncu wrote no report")], "")
     assert ncu_source.with_sources(run) == run
+
+
+@pytest.fixture
+def installed(tmp_path, monkeypatch):
+    """A wheel's layout: kernels/ at <site-packages>/gpuprof/_kernels, no source checkout to fall back on."""
+    root = tmp_path / "site-packages" / "gpuprof" / "_kernels"
+    (root / "matmul").mkdir(parents=True)
+    (root / "matmul" / "warptile.cu").write_text(WARPTILE.read_text())
+    monkeypatch.setattr(ncu_source, "kernels_root", lambda: root)
+    work = tmp_path / "work"
+    work.mkdir()
+    return root, work
+
+
+@pytest.mark.parametrize("recorded", [
+    "/checkout1/kernels/matmul/warptile.cu",  # NVRTC's #line name, joined to the folder ncu ran in
+    "kernels/matmul/warptile.cu",
+    "/usr/lib/python3/site-packages/gpuprof/_kernels/matmul/warptile.cu",  # nvcc's path on another install
+])
+def test_an_installed_package_names_its_kernels_where_it_has_them(installed, recorded):
+    root, work = installed
+    assert ncu_source.shown_file(recorded, work) == str(root / "matmul" / "warptile.cu")
+    assert ncu_source.local_file(recorded, work) == root / "matmul" / "warptile.cu"
+    assert ncu_source.shown_file("/elsewhere/kernels/matmul/mine.cu", work) == "/elsewhere/kernels/matmul/mine.cu"
+
+
+def test_an_installed_package_under_the_working_folder_is_shown_relative_to_it(installed, monkeypatch):
+    root, _ = installed
+    assert ncu_source.shown_file("kernels/matmul/warptile.cu", root.parents[1]) == "gpuprof/_kernels/matmul/warptile.cu"
+
+
+def test_hot_lines_of_a_builtin_kernel_get_their_text_from_the_installed_package(where_reports, installed):
+    """The issue-38 case: a report whose source text is not embedded, read where gpuprof is a wheel."""
+    root, work = installed
+    run = imported(where_reports["warptile"])
+    ((source,),) = [r.source for r in run.results]
+    recorded = next(iter(source.files))
+    bare = replace(source, files={recorded: recorded},
+                   lines=tuple(replace(line, file=recorded, text=None) for line in source.lines))
+    named = ncu_source.user_named(bare, work)
+    text = WARPTILE.read_text().splitlines()
+    assert {line.file for line in named.lines} == {str(root / "matmul" / "warptile.cu")}
+    assert all(line.text == text[line.line - 1].strip() for line in named.lines)
+    assert named.files == {recorded: str(root / "matmul" / "warptile.cu")}
