@@ -290,3 +290,15 @@ if has own; then
   g course_matmul run matmul -v smem_tiled,cublas --add $C/tiled_matmul_no_const.cu --block 16,16 --tile 16,16 -s 2048 --max-time 0.3
   g course_scribbles run vecadd -v grid --add $C/writes_its_input.cu --check-only
 fi
+if has userfirst; then
+  # issue 38: the user's kernels first in `profile`, source text of shipped kernels, sanitizer context, doctor's NVRTC row.
+  h() { local name=$1; shift; local start=$SECONDS
+        COLUMNS=100 timeout 240 python3 -m gpuprof "$@" > "$LOGS/uf_$name.txt" 2>&1
+        echo "== gpuprof $*: exit $?, $((SECONDS - start)) s"; cut -c1-110 "$LOGS/uf_$name.txt" | head -${UF_LINES:-30}; }
+  h profile_softmax profile --json "$LOGS/uf_profile.json" --out "$LOGS/uf_prof" -- python3 examples/triton_softmax.py
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('top kernels:', [(k.get('name'), k.get('origin', '')) for k in d.get('top_kernels', [])][:6]); print('origin:', d.get('top_kernels_origin')); print('ncu kernels:', [k.get('kernel') or k.get('name') for k in d.get('ncu_kernels', [])][:6])" "$LOGS/uf_profile.json" 2>&1 | cut -c1-300
+  h profile_kernel profile --kernel softmax --out "$LOGS/uf_prof2" -- python3 examples/triton_softmax.py
+  (cd /tmp && COLUMNS=100 timeout 200 python3 -m gpuprof ncu matmul -v warptile --source --out /tmp/uf_ncu > "$LOGS/uf_ncu_source_tmp.txt" 2>&1; echo "== (from /tmp) gpuprof ncu matmul -v warptile --source: exit $?"; grep -iE "warptile.cu|not on this machine|hot" "$LOGS/uf_ncu_source_tmp.txt" | head -8)
+  h sanitize_oob sanitize vecadd --add tests/kernels/oob_write.cu --variants oob_write --tool memcheck
+  h doctor doctor
+fi
