@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
     from gpuprof.variants.catalog import Family, Variant
 
+COMPILE_TIMEOUT_S = 300.0  # tools/nvcc.py's default, kept here so `gpuprof --help` imports no compiler code
+CompileTimeout = Annotated[float, typer.Option(
+    "--compile-timeout", metavar="S", help="Seconds one nvcc compile may take; past it the build stops with exit 2.")]
 FamilyArg = Annotated[str | None, typer.Argument(help="A kernel family (see `gpuprof list`); default: all.")]
 
 
@@ -88,7 +91,8 @@ def _family_json(fam: Family) -> dict:
 @app.command()
 @with_variant_options
 def build(family: FamilyArg = None, variants: Variants = None, arch: Arch = "sm_90", json_out: JsonOut = None,
-          force: Force = False, *, variant_options: VariantOptions) -> None:
+          force: Force = False, compile_timeout: CompileTimeout = COMPILE_TIMEOUT_S, *,
+          variant_options: VariantOptions) -> None:
     """Compile kernels with nvcc and print ptxas's resource report (registers, shared memory, stack, spills).
 
     Needs nvcc, not a GPU. Vendor variants have no source, and Triton and other Python variants
@@ -117,7 +121,8 @@ def build(family: FamilyArg = None, variants: Variants = None, arch: Arch = "sm_
                     if spec.path is not None and spec.path.suffix == ".py":
                         triton.append(spec.path.name)  # a Python variant compiles at its first launch
                     elif spec.path is not None:  # always, with --add: only --kernels-dir alone names no file
-                        results += build_file(spec.path, arch, variant_options.defines(), spec.function)
+                        results += build_file(spec.path, arch, variant_options.defines(), spec.function,
+                                              compile_timeout)
             selection = []
         else:
             selection = variant_options.select(_families(family), variants)
@@ -132,7 +137,7 @@ def build(family: FamilyArg = None, variants: Variants = None, arch: Arch = "sm_
 
             for fam, chosen, _ in selection:
                 triton += [f"{fam.name}/{v.name}" for v in chosen if v.is_python]
-                results += build_family(fam, chosen, arch, on_done=on_done)
+                results += build_family(fam, chosen, arch, on_done=on_done, timeout_s=compile_timeout)
         write_json({"schema": "gpuprof.build", "arch": arch, "kernels": [_build_json(r) for r in results]}, target)
     console = human_console(target)
     if str(target) != "-":
