@@ -39,7 +39,9 @@ def list_command(family: FamilyArg = None, json_out: JsonOut = None, force: Forc
 
     Examples: gpuprof list matmul; gpuprof list --json -
     """
+    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
     from gpuprof.files import check_outputs
     from gpuprof.render.fit import print_table
@@ -53,7 +55,7 @@ def list_command(family: FamilyArg = None, json_out: JsonOut = None, force: Forc
         return
     console = human_console(target)
     for fam in families:
-        table = Table(title=f"{fam.name}: {fam.summary}  (default size {size_label(fam.default_size)})",
+        table = Table(title=Text(f"{fam.name}: {fam.summary}  (default size {size_label(fam.default_size)})"),
                       title_justify="left")
         table.add_column("variant", no_wrap=True)
         table.add_column("technique")
@@ -64,7 +66,7 @@ def list_command(family: FamilyArg = None, json_out: JsonOut = None, force: Forc
             launch = _launch_text(v)
             if v.max_size:
                 launch += f", size cap {size_label(v.max_size)}"
-            table.add_row(v.name + marks, v.technique, launch)
+            table.add_row(escape(v.name) + marks, escape(v.technique), escape(launch))
         print_table(console, table, wide=False)
 
 
@@ -105,6 +107,7 @@ def build(family: FamilyArg = None, variants: Variants = None, arch: Arch = "sm_
     from gpuprof.commands.build import build_family, build_file, check_arch
     from gpuprof.files import check_outputs
     from gpuprof.render.fit import print_table
+    from gpuprof.render.safe_text import visible
 
     with exit_on_error():
         target = json_target(json_out)
@@ -143,9 +146,8 @@ def build(family: FamilyArg = None, variants: Variants = None, arch: Arch = "sm_
     if str(target) != "-":
         print_table(console, _build_table(results, arch), wide=False)
         if triton:
-            console.print(f"not built here (Triton and other Python variants compile at their first launch): "
-                          f"{', '.join(triton)}",
-                          soft_wrap=True)
+            console.print(visible(f"not built here (Triton and other Python variants compile at their first launch): "
+                                  f"{', '.join(triton)}"), soft_wrap=True, markup=False)
     failed = [r for r in results if r.error]
     if failed:
         raise InputError(f"{len(failed)} kernel(s) did not compile: "
@@ -158,6 +160,7 @@ def _build_json(r) -> dict:
 
 
 def _build_table(results, arch: str) -> Table:
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title=f"nvcc -arch={arch} resource report (ptxas -v)", title_justify="left")
@@ -166,12 +169,12 @@ def _build_table(results, arch: str) -> Table:
     for r in results:
         u = r.usage
         if u is None:
-            table.add_row(r.family, r.variant, "[red]error[/]", "", "", "", "", r.error or "")
+            table.add_row(escape(r.family), escape(r.variant), "[red]error[/]", "", "", "", "", escape(r.error or ""))
             continue
         spill = f"{u.spill_store_bytes}/{u.spill_load_bytes}"
-        table.add_row(r.family, r.variant, str(u.registers), str(u.shared_bytes), str(u.stack_bytes),
+        table.add_row(escape(r.family), escape(r.variant), str(u.registers), str(u.shared_bytes), str(u.stack_bytes),
                       f"[red]{spill}[/]" if u.spills else spill, str(u.barriers),
-                      " ".join(f"{k}={v}" for k, v in r.defines.items()))
+                      escape(" ".join(f"{k}={v}" for k, v in r.defines.items())))
     return table
 
 
