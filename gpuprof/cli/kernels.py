@@ -194,8 +194,11 @@ def new(
     with exit_on_error():
         fam = registry.resolve(family)
         path = write_starter(fam, name, directory)
-    human_console(None).print(f"wrote {path}; fill in the kernel, then:\n"
-                              f"  gpuprof run {family} --variants {fam.baseline} --add {path}")
+    from gpuprof.render.safe_text import visible
+
+    human_console(None).print(visible(f"wrote {path}; fill in the kernel, then:\n"
+                                      f"  gpuprof run {family} --variants {fam.baseline} --add {path}"),
+                              markup=False, highlight=False)
 
 
 @app.command("new-family")
@@ -216,5 +219,8 @@ def new_family(
     with exit_on_error():
         folder = write_family(name, directory)
     shown = str(folder) if folder.is_absolute() else os.path.join(".", str(folder))
-    human_console(None).print(f"wrote {shown}/ (family.toml, family.py, {name}.cu, {name}_triton.py, README.md); "
-                              f"then:\n  gpuprof list {shown}\n  gpuprof run {shown}", soft_wrap=True)
+    from gpuprof.render.safe_text import visible
+
+    human_console(None).print(visible(f"wrote {shown}/ (family.toml, family.py, {name}.cu, {name}_triton.py, "
+                                      f"README.md); then:\n  gpuprof list {shown}\n  gpuprof run {shown}"),
+                              soft_wrap=True, markup=False, highlight=False)

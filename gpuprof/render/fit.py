@@ -49,19 +49,20 @@ def fitted_table(columns: list[Column], rows: Sequence[Sequence[str | Text]], wi
                      "(--wide shows every column)")
         notes += [columns[i].dropped_note for i in dropped if columns[i].dropped_note]
     if notes:
-        table.caption = Text("\n".join(notes))  # text, not markup: captions name files, GPUs and kernels
+        table.caption = Text(visible("\n".join(notes)))  # text, not markup: captions name files, GPUs and kernels
         table.caption_justify = "left"
     return table
 
 
 def _table(columns: list[Column], rows: Sequence[Sequence[str | Text]], title: str) -> Table:
-    table = Table(title=Text(title) if title else None, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
-                  collapse_padding=True, show_edge=False)
+    table = Table(title=Text(visible(title)) if title else None, title_justify="left", box=box.SIMPLE_HEAD,
+                  pad_edge=False, collapse_padding=True, show_edge=False)
     for col in columns:
         table.add_column(col.header, justify=col.justify, no_wrap=True)  # type: ignore[arg-type]
     for row in rows:
         # Text, not markup: kernel names hold "[", "<unnamed>" and template arguments.
-        table.add_row(*(Text(c) if isinstance(c, str) else c for c in row))
+        # Escaped first: Rich drops some control characters from a Text silently, keeps ESC.
+        table.add_row(*(Text(visible(c)) if isinstance(c, str) else c for c in row))
     return table
 
 
