@@ -118,14 +118,17 @@ def read_toml(path: str | Path, what: str = "") -> dict[str, Any]:
         raise InputError(f"{label}: TOML nested too deep") from None
 
 
-def read_source(path: str | Path, what: str = "") -> str:
+def read_source(path: str | Path, what: str = "", max_bytes: int = MAX_BYTES) -> str:
     """A CUDA or Python source, read as the compiler would: bytes, with a lenient decode, so a
-    Latin-1 comment (`// René ©`) costs nothing. Only a binary file is refused."""
-    data = read_bytes(path, what)
+    Latin-1 comment (`// René ©`) costs nothing. Only a binary file is refused. A UTF-8 BOM is
+    dropped (nvcc skips it, NVRTC does not) and CR or CRLF line ends become LF (old Mac editors
+    write CR alone, which a line-by-line reader would take for one long line)."""
+    data = read_bytes(path, what, max_bytes)
     label = f"{what} {path}" if what else str(path)
     if b"\x00" in data[:8192]:
         raise InputError(f"{label}: a binary file, not source code")
-    return data.decode("utf-8", errors="replace")
+    text = data.removeprefix(b"\xef\xbb\xbf").decode("utf-8", errors="replace")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def is_stream(path: Path | str) -> bool:

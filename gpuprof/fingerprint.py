@@ -73,15 +73,16 @@ def library_versions(cp: Any) -> dict[str, str]:
 def cub_version() -> str | None:
     """CUB_VERSION (MMMmmmpp) as the toolkit's nvcc sees it, as 'M.m.p'; None without nvcc. Asked of
     nvcc's own preprocessor, so its include path (a wrapper script, a versioned folder) is its own."""
-    import tempfile
+    from gpuprof.tools.compile_dir import compiler_env, private_folder
 
     try:
         nvcc = _proc.find_tool("nvcc")
-        with tempfile.TemporaryDirectory(prefix="gpuprof-cub-") as tmp:
-            probe = Path(tmp) / "version.cu"
+        with private_folder("gpuprof-cub-") as tmp:  # a plain path: nvcc's shell reads the names it gets
+            probe = tmp / "version.cu"
             probe.write_text("#include <cub/version.cuh>\ngpuprof_cub_version CUB_VERSION\n")
-            done = _proc.run([nvcc, "-E", "-x", "cu", str(probe)], timeout_s=60)
-    except EnvironmentProblem:
+            done = _proc.run([nvcc, "-E", "-x", "cu", str(probe)], timeout_s=60, cwd=tmp,
+                             env=compiler_env(tmp), isolated=True)
+    except (EnvironmentProblem, OSError):
         return None
     m = re.search(r"gpuprof_cub_version\s+(?:#[^\n]*\n\s*)*(\d+)", done.stdout)
     if not m:

@@ -47,6 +47,17 @@ class OneLineErrors(TyperGroup):
             sys.exit(code)
         return code
 
+    def invoke(self, ctx: Any) -> Any:
+        """A reader that closed the pipe (`gpuprof list | true`, `| head`) ends the command quietly
+        with exit 0: Typer would turn it into exit 1 with no word."""
+        try:
+            return super().invoke(ctx)
+        except OSError as exc:
+            if exc.errno != errno.EPIPE:
+                raise
+            _stdout_failed(exc)
+            raise typer.Exit(0) from None
+
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if "--version" in args and len(args) > 1:
             before = args[:args.index("--version")]

@@ -109,6 +109,7 @@ _FRACTION = Range(low=0, high=1, low_open=True, high_open=True, words="a fractio
 # number option of every command is here).
 RANGES: dict[str, Range] = {
     "timeout": _POSITIVE_SECONDS,
+    "compile_timeout": _POSITIVE_SECONDS,
     "max_time": _POSITIVE_SECONDS,
     "target_spread": _FRACTION,
     "min_samples": _at_least(1, "at least 1"),

@@ -29,6 +29,7 @@ except ImportError:  # pragma: no cover
     )
 
 from gpuprof.errors import GpuprofError, Interrupted, UsageError
+from gpuprof.render.safe_text import visible
 
 __all__ = ["ClickException", "NoArgsIsHelpError", "err_console", "exit_code_of", "exit_on_error", "print_error",
            "report", "status", "usage_message", "warn"]
@@ -81,7 +82,9 @@ def status(text: str) -> _Status | _Quiet:
 
 
 def one_line(message: str) -> str:
-    return " ".join(str(message).split())
+    """The message on one line, its control and bidi characters written as escapes (file names,
+    kernel names and compiler output reach it)."""
+    return visible(" ".join(str(message).split()))
 
 
 def print_error(message: str) -> None:

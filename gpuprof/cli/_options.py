@@ -55,6 +55,14 @@ KernelsDir = Annotated[Path | None, typer.Option(
     help="A folder of your variants: DIR/<family>.toml lists them like kernels/<family>/family.toml does.")]
 
 
+def file_only(option: str, value: Path | None) -> Path | None:
+    """An option that writes a file beside the table (--markdown, --html, --export-gab, --png):
+    '-' is refused, never a file named '-' (stdout carries the table)."""
+    if value is not None and str(value) == "-":
+        raise UsageError(f"{option} -: this option writes a file, not stdout; give a file name")
+    return value
+
+
 def json_target(value: str | None) -> Path | str | None:
     """--json FILE or '-' (stdout; so is any name of this process's stdout, e.g. /dev/stdout); a file's
     folder must exist."""

@@ -11,7 +11,7 @@ import typer
 
 from gpuprof.cli._app import app
 from gpuprof.cli._boundary import exit_on_error, status, warn
-from gpuprof.cli._options import Force, JsonOut, json_target
+from gpuprof.cli._options import Force, JsonOut, file_only, json_target
 from gpuprof.cli._output import human_console
 from gpuprof.errors import Finding, UsageError
 
@@ -108,6 +108,8 @@ def compare(
                 raise UsageError("--format json prints to stdout; with --json FILE leave --format out")
             json_out = "-"
         target = json_target(json_out)
+        file_only("--markdown", markdown)
+        file_only("--export-gab", export_gab)
         check_outputs([*bases, new], {"--markdown": markdown, "--export-gab": export_gab, "--json": target}, force)
         json_file = Path(target) if target not in (None, "-") else None
         outputs = ((markdown, lambda report: compare_markdown(report).rstrip("\n") + "\n" + MARKDOWN_MARK),

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
     from gpuprof.variants.catalog import Family, Variant
 
+COMPILE_TIMEOUT_S = 300.0  # tools/nvcc.py's default, kept here so `gpuprof --help` imports no compiler code
+CompileTimeout = Annotated[float, typer.Option(
+    "--compile-timeout", metavar="S", help="Seconds one nvcc compile may take; past it the build stops with exit 2.")]
 FamilyArg = Annotated[str | None, typer.Argument(help="A kernel family (see `gpuprof list`); default: all.")]
 
 
@@ -36,7 +39,9 @@ def list_command(family: FamilyArg = None, json_out: JsonOut = None, force: Forc
 
     Examples: gpuprof list matmul; gpuprof list --json -
     """
+    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
     from gpuprof.files import check_outputs
     from gpuprof.render.fit import print_table
@@ -50,7 +55,7 @@ def list_command(family: FamilyArg = None, json_out: JsonOut = None, force: Forc
         return
     console = human_console(target)
     for fam in families:
-        table = Table(title=f"{fam.name}: {fam.summary}  (default size {size_label(fam.default_size)})",
+        table = Table(title=Text(f"{fam.name}: {fam.summary}  (default size {size_label(fam.default_size)})"),
                       title_justify="left")
         table.add_column("variant", no_wrap=True)
         table.add_column("technique")
@@ -61,7 +66,7 @@ def list_command(family: FamilyArg = None, json_out: JsonOut = None, force: Forc
             launch = _launch_text(v)
             if v.max_size:
                 launch += f", size cap {size_label(v.max_size)}"
-            table.add_row(v.name + marks, v.technique, launch)
+            table.add_row(escape(v.name) + marks, escape(v.technique), escape(launch))
         print_table(console, table, wide=False)
 
 
@@ -88,7 +93,8 @@ def _family_json(fam: Family) -> dict:
 @app.command()
 @with_variant_options
 def build(family: FamilyArg = None, variants: Variants = None, arch: Arch = "sm_90", json_out: JsonOut = None,
-          force: Force = False, *, variant_options: VariantOptions) -> None:
+          force: Force = False, compile_timeout: CompileTimeout = COMPILE_TIMEOUT_S, *,
+          variant_options: VariantOptions) -> None:
     """Compile kernels with nvcc and print ptxas's resource report (registers, shared memory, stack, spills).
 
     Needs nvcc, not a GPU. Vendor variants have no source, and Triton and other Python variants
@@ -101,6 +107,7 @@ def build(family: FamilyArg = None, variants: Variants = None, arch: Arch = "sm_
     from gpuprof.commands.build import build_family, build_file, check_arch
     from gpuprof.files import check_outputs
     from gpuprof.render.fit import print_table
+    from gpuprof.render.safe_text import visible
 
     with exit_on_error():
         target = json_target(json_out)
@@ -117,7 +124,8 @@ def build(family: FamilyArg = None, variants: Variants = None, arch: Arch = "sm_
                     if spec.path is not None and spec.path.suffix == ".py":
                         triton.append(spec.path.name)  # a Python variant compiles at its first launch
                     elif spec.path is not None:  # always, with --add: only --kernels-dir alone names no file
-                        results += build_file(spec.path, arch, variant_options.defines(), spec.function)
+                        results += build_file(spec.path, arch, variant_options.defines(), spec.function,
+                                              compile_timeout)
             selection = []
         else:
             selection = variant_options.select(_families(family), variants)
@@ -132,15 +140,14 @@ def build(family: FamilyArg = None, variants: Variants = None, arch: Arch = "sm_
 
             for fam, chosen, _ in selection:
                 triton += [f"{fam.name}/{v.name}" for v in chosen if v.is_python]
-                results += build_family(fam, chosen, arch, on_done=on_done)
+                results += build_family(fam, chosen, arch, on_done=on_done, timeout_s=compile_timeout)
         write_json({"schema": "gpuprof.build", "arch": arch, "kernels": [_build_json(r) for r in results]}, target)
     console = human_console(target)
     if str(target) != "-":
         print_table(console, _build_table(results, arch), wide=False)
         if triton:
-            console.print(f"not built here (Triton and other Python variants compile at their first launch): "
-                          f"{', '.join(triton)}",
-                          soft_wrap=True)
+            console.print(visible(f"not built here (Triton and other Python variants compile at their first launch): "
+                                  f"{', '.join(triton)}"), soft_wrap=True, markup=False)
     failed = [r for r in results if r.error]
     if failed:
         raise InputError(f"{len(failed)} kernel(s) did not compile: "
@@ -153,6 +160,7 @@ def _build_json(r) -> dict:
 
 
 def _build_table(results, arch: str) -> Table:
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title=f"nvcc -arch={arch} resource report (ptxas -v)", title_justify="left")
@@ -161,12 +169,12 @@ def _build_table(results, arch: str) -> Table:
     for r in results:
         u = r.usage
         if u is None:
-            table.add_row(r.family, r.variant, "[red]error[/]", "", "", "", "", r.error or "")
+            table.add_row(escape(r.family), escape(r.variant), "[red]error[/]", "", "", "", "", escape(r.error or ""))
             continue
         spill = f"{u.spill_store_bytes}/{u.spill_load_bytes}"
-        table.add_row(r.family, r.variant, str(u.registers), str(u.shared_bytes), str(u.stack_bytes),
+        table.add_row(escape(r.family), escape(r.variant), str(u.registers), str(u.shared_bytes), str(u.stack_bytes),
                       f"[red]{spill}[/]" if u.spills else spill, str(u.barriers),
-                      " ".join(f"{k}={v}" for k, v in r.defines.items()))
+                      escape(" ".join(f"{k}={v}" for k, v in r.defines.items())))
     return table
 
 
@@ -186,8 +194,11 @@ def new(
     with exit_on_error():
         fam = registry.resolve(family)
         path = write_starter(fam, name, directory)
-    human_console(None).print(f"wrote {path}; fill in the kernel, then:\n"
-                              f"  gpuprof run {family} --variants {fam.baseline} --add {path}")
+    from gpuprof.render.safe_text import visible
+
+    human_console(None).print(visible(f"wrote {path}; fill in the kernel, then:\n"
+                                      f"  gpuprof run {family} --variants {fam.baseline} --add {path}"),
+                              markup=False, highlight=False)
 
 
 @app.command("new-family")
@@ -207,5 +218,8 @@ def new_family(
     with exit_on_error():
         folder = write_family(name, directory)
     shown = str(folder) if folder.is_absolute() else os.path.join(".", str(folder))
-    human_console(None).print(f"wrote {shown}/ (family.toml, family.py, {name}.cu, {name}_triton.py, README.md); "
-                              f"then:\n  gpuprof list {shown}\n  gpuprof run {shown}", soft_wrap=True)
+    from gpuprof.render.safe_text import visible
+
+    human_console(None).print(visible(f"wrote {shown}/ (family.toml, family.py, {name}.cu, {name}_triton.py, "
+                                      f"README.md); then:\n  gpuprof list {shown}\n  gpuprof run {shown}"),
+                              soft_wrap=True, markup=False, highlight=False)

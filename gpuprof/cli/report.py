@@ -9,7 +9,7 @@ import typer
 
 from gpuprof.cli._app import app
 from gpuprof.cli._boundary import err_console, exit_on_error
-from gpuprof.cli._options import Force
+from gpuprof.cli._options import Force, file_only
 from gpuprof.errors import UsageError
 
 
@@ -45,6 +45,8 @@ def report(
 
         if html_out is None and png is None:
             raise UsageError("give --html FILE for the page, or --png DIR for the charts (or both)")
+        file_only("--html", html_out)
+        file_only("--png", png)
         check_outputs([results_file, base], {"--html": html_out}, force)
         if png is not None and not png.is_dir():
             if not png.parent.is_dir():

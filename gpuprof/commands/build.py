@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuprof.errors import UsageError
+from gpuprof.files import read_source
 from gpuprof.parsers.nvcc_resources import ResourceUsage, parse_ptxas
 from gpuprof.tools import nvcc
+from gpuprof.tools.include_check import MAX_SOURCE_BYTES
 from gpuprof.variants import cubin
 from gpuprof.variants.catalog import Family, Variant
 from gpuprof.variants.declarations import base_name, is_cpp_entry, kernel_declarations
@@ -32,19 +34,21 @@ class BuildResult:
     error: str | None  # the compiler's first error line, with file:line
 
 
-def build_variant(family: Family, variant: Variant, arch: str) -> BuildResult:
+def build_variant(family: Family, variant: Variant, arch: str,
+                  timeout_s: float = nvcc.COMPILE_TIMEOUT_S) -> BuildResult:
     if not variant.is_cuda or variant.file is None or variant.kernel is None:
         kind = (("a Triton" if variant.is_triton else "a Python") + " variant (it compiles at its first launch)"
                 if variant.is_python else "a vendor variant")
         raise ValueError(f"{variant.name} is {kind}; nothing for nvcc to compile")
     entry = entry_points(variant)[variant.kernel]
     if entry[1]:  # a C++ kernel or template instance: nvcc emits it through a generated file
-        compiled = cubin.compile_entries(variant.file, {entry[0]: True}, arch, compiler_defines(variant))
+        compiled = cubin.compile_entries(variant.file, {entry[0]: True}, arch, compiler_defines(variant),
+                                         timeout_s=timeout_s)
         if compiled.returncode != 0:
             return BuildResult(family.name, variant.name, variant.defines, None, _first_error(compiled.stderr, variant))
         usage = compiled.usages.get(entry[0])
     else:
-        done = nvcc.compile_report(variant.file, arch=arch, defines=compiler_defines(variant))
+        done = nvcc.compile_report(variant.file, arch=arch, defines=compiler_defines(variant), timeout_s=timeout_s)
         if done.returncode != 0:
             return BuildResult(family.name, variant.name, variant.defines, None, _first_error(done.stderr, variant))
         usage = {u.kernel: u for u in parse_ptxas(done.stderr, display_path(variant.file))}.get(variant.kernel)
@@ -68,7 +72,8 @@ def check_arch(arch: str) -> None:
 
 
 def build_family(family: Family, variants: list[Variant], arch: str, jobs: int = 4,
-                 on_done: Callable[[int], None] | None = None) -> list[BuildResult]:
+                 on_done: Callable[[int], None] | None = None,
+                 timeout_s: float = nvcc.COMPILE_TIMEOUT_S) -> list[BuildResult]:
     """nvcc runs in parallel threads (each one a subprocess), results in catalogue order. Only CUDA
     variants: vendor calls have no source, Triton variants are compiled by Triton at launch.
     on_done(n) is told how many of these have finished."""
@@ -77,7 +82,7 @@ def build_family(family: Family, variants: list[Variant], arch: str, jobs: int =
 
     def one(v: Variant) -> BuildResult:
         nonlocal finished
-        result = build_variant(family, v, arch)
+        result = build_variant(family, v, arch, timeout_s)
         finished += 1
         if on_done is not None:
             on_done(finished)
@@ -88,19 +93,16 @@ def build_family(family: Family, variants: list[Variant], arch: str, jobs: int =
 
 
 def build_file(path: Path, arch: str, defines: dict[str, int] | None = None,
-               function: str | None = None) -> list[BuildResult]:
+               function: str | None = None, timeout_s: float = nvcc.COMPILE_TIMEOUT_S) -> list[BuildResult]:
     """A student's .cu file with no family to check it against (`gpuprof build --add mine.cu`):
     one result per extern "C" kernel in it (a template's instances are reached through them), or
     per entry ptxas compiled when the file declares none extern "C". With a function
     (`--add sgemm.cuh:'sgemmWarptiling<128,...>'`), that kernel or template instance alone."""
-    try:
-        source = path.read_text()
-    except OSError as exc:
-        raise UsageError(f"--add {path}: cannot read it ({exc.strerror or exc})") from None
+    source = read_source(path, "--add", max_bytes=MAX_SOURCE_BYTES)
     defines = defines or {}
     if function is not None:
-        return [_build_one(path, source, function, arch, defines)]
-    done = nvcc.compile_report(path, arch=arch, defines=defines)
+        return [_build_one(path, source, function, arch, defines, timeout_s)]
+    done = nvcc.compile_report(path, arch=arch, defines=defines, timeout_s=timeout_s)
     if done.returncode != 0:
         return [BuildResult("-", path.stem, defines, None, _first_error(done.stderr, path))]
     usages = parse_ptxas(done.stderr, str(path))
@@ -111,7 +113,8 @@ def build_file(path: Path, arch: str, defines: dict[str, int] | None = None,
     return [BuildResult("-", f"{path.stem}:{u.kernel}", defines, u, None) for u in shown]
 
 
-def _build_one(path: Path, source: str, function: str, arch: str, defines: dict[str, int]) -> BuildResult:
+def _build_one(path: Path, source: str, function: str, arch: str, defines: dict[str, int],
+               timeout_s: float) -> BuildResult:
     """One named kernel of a file (a C++ name, a template instance or an extern "C" name)."""
     declared = kernel_declarations(source).get(base_name(function))
     if declared is None:
@@ -120,7 +123,8 @@ def _build_one(path: Path, source: str, function: str, arch: str, defines: dict[
     if declared.template_params is not None and "<" not in function:
         raise UsageError(f"{path}:{declared.line}: {function} is a template; name an instance, e.g. "
                          f"--add {path.name}:'{function}<...>'")
-    compiled = cubin.compile_entries(path, {function: is_cpp_entry(declared, function)}, arch, defines)
+    compiled = cubin.compile_entries(path, {function: is_cpp_entry(declared, function)}, arch, defines,
+                                     timeout_s=timeout_s)
     label = f"{path.stem}:{function}"
     if compiled.returncode != 0:
         return BuildResult("-", label, defines, None, _first_error(compiled.stderr, path))

@@ -9,7 +9,8 @@ from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 
 from gpuprof.commands import sanitize_triage_cache as triage_cache
-from gpuprof.errors import EnvironmentProblem, ParseError
+from gpuprof.errors import EnvironmentProblem, InputError, ParseError
+from gpuprof.files import read_source
 from gpuprof.parsers.nvcc_resources import parse_ptxas
 from gpuprof.tools import _proc, nvcc
 from gpuprof.variants.catalog import Family, Variant
@@ -23,7 +24,10 @@ def uses_shared_memory(variant: Variant, arch: str = TRIAGE_ARCH) -> bool | None
     it does not compile here)."""
     if not variant.is_cuda or variant.file is None:
         return None
-    source = variant.file.read_text(errors="replace")
+    try:
+        source = read_source(variant.file)
+    except InputError:
+        return None
     if "extern __shared__" in " ".join(source.split()):
         return True
     kernels = (variant.kernel, *variant.extra_kernels)
@@ -31,7 +35,10 @@ def uses_shared_memory(variant: Variant, arch: str = TRIAGE_ARCH) -> bool | None
     cached = triage_cache.load(cache_key) if cache_key is not None else None
     if cached is not None:
         return cached
-    done = nvcc.compile_report(variant.file, arch=arch, defines=variant.defines)
+    try:
+        done = nvcc.compile_report(variant.file, arch=arch, defines=variant.defines)
+    except InputError:  # a special file among its includes, a compile past the limit: cannot be told
+        return None
     if done.returncode != 0:
         return None
     try:

@@ -14,6 +14,7 @@ from gpuprof.analysis.compare import UNDECIDED, CompareReport, Reason, Status, V
 from gpuprof.analysis.compare_presets import FailOn
 from gpuprof.render import units
 from gpuprof.render.fit import Column, fitted_table
+from gpuprof.render.safe_text import visible
 from gpuprof.results import json_lines
 
 # Worst first, so a reader meets the failures before the noise.
@@ -80,7 +81,7 @@ def compare_markdown(report: CompareReport) -> str:
     for label, ids in (("Added", report.added), ("Removed", report.removed)):
         if ids:
             lines += [f"**{label}:** " + ", ".join(f"`{i}`" for i in ids), ""]
-    return "\n".join(lines)
+    return visible("\n".join(lines))  # names from results files: control and bidi characters as escapes
 
 
 def compare_json(report: CompareReport) -> str:
@@ -249,7 +250,8 @@ def _md_table(verdicts: list[Verdict], report: CompareReport) -> list[str]:
 
 
 def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """A Markdown table cell: '|' escaped, on one line, control and bidi characters as escapes."""
+    return visible(" ".join(text.replace("|", "\\|").split()), newlines=False)
 
 
 def _change(ratio: float | None) -> str:

@@ -4,6 +4,7 @@ would leave no room for a table: the terminal folds the lines instead)."""
 
 from __future__ import annotations
 
+import errno
 import os
 
 from rich.console import Console, RenderableType
@@ -25,6 +26,15 @@ def console_width(stderr: bool = False) -> int:
     return max(size, MIN_WIDTH) if size > 0 else PIPE_WIDTH
 
 
+class PipeConsole(Console):
+    """Rich ends the process with exit 1 when the reader closes the pipe (`gpuprof list | true`);
+    this raises BrokenPipeError instead, which the CLI ends quietly with exit 0 (cli/_app.py)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+
 def make_console(stderr: bool = False) -> Console:
     """`COLUMNS=100 gpuprof show r.json | less` is laid out for 100 columns; a pipe without COLUMNS for 160."""
     probe = Console(stderr=stderr)
@@ -33,7 +43,7 @@ def make_console(stderr: bool = False) -> Console:
     width = console_width(stderr) if given or not probe.is_terminal else None
     if width is None and probe.width < MIN_WIDTH:
         width = MIN_WIDTH
-    return Console(stderr=stderr, width=width)
+    return PipeConsole(stderr=stderr, width=width)
 
 
 def print_whole(console: Console, renderable: RenderableType) -> None:

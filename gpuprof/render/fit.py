@@ -17,6 +17,8 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from gpuprof.render.safe_text import is_safe, visible
+
 
 @dataclass(frozen=True)
 class Column:
@@ -47,20 +49,41 @@ def fitted_table(columns: list[Column], rows: Sequence[Sequence[str | Text]], wi
                      "(--wide shows every column)")
         notes += [columns[i].dropped_note for i in dropped if columns[i].dropped_note]
     if notes:
-        table.caption = Text("\n".join(notes))  # text, not markup: captions name files, GPUs and kernels
+        table.caption = Text(visible("\n".join(notes)))  # text, not markup: captions name files, GPUs and kernels
         table.caption_justify = "left"
     return table
 
 
 def _table(columns: list[Column], rows: Sequence[Sequence[str | Text]], title: str) -> Table:
-    table = Table(title=Text(title) if title else None, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
-                  collapse_padding=True, show_edge=False)
+    table = Table(title=Text(visible(title)) if title else None, title_justify="left", box=box.SIMPLE_HEAD,
+                  pad_edge=False, collapse_padding=True, show_edge=False)
     for col in columns:
         table.add_column(col.header, justify=col.justify, no_wrap=True)  # type: ignore[arg-type]
     for row in rows:
         # Text, not markup: kernel names hold "[", "<unnamed>" and template arguments.
-        table.add_row(*(Text(c) if isinstance(c, str) else c for c in row))
+        # Escaped first: Rich drops some control characters from a Text silently, keeps ESC.
+        table.add_row(*(Text(visible(c)) if isinstance(c, str) else c for c in row))
     return table
+
+
+def _safe(cell: object) -> object:
+    """A cell with control and bidi characters written as escapes (safe_text.visible): a str keeps
+    its markup, a Text its style; anything else (a renderable gpuprof built) is left as it is."""
+    if isinstance(cell, str):
+        return cell if is_safe(cell) else visible(cell)
+    if isinstance(cell, Text) and not is_safe(cell.plain):
+        return Text(visible(cell.plain), style=cell.style, justify=cell.justify, no_wrap=cell.no_wrap)
+    return cell
+
+
+def make_safe(table: Table) -> None:
+    """Every cell, header, title and caption of `table` made safe to print, in place: text from
+    files (variant, kernel and GPU names) never reaches the terminal as control sequences."""
+    table.title = _safe(table.title)  # type: ignore[assignment]
+    table.caption = _safe(table.caption)  # type: ignore[assignment]
+    for column in table.columns:
+        column.header = _safe(column.header)  # type: ignore[assignment]
+        column._cells = [_safe(cell) for cell in column._cells]  # type: ignore[misc]
 
 
 def natural_width(table: Table) -> int:
@@ -87,6 +110,7 @@ def print_table(console: Console, table: Table, wide: bool) -> None:
     """At the console's width, or at the table's own width when that is more (wide, or a console
     narrower than the essential columns): every cell whole, the terminal folds the lines rather
     than Rich cutting the cells (fitted_table has left out the optional columns that did not fit)."""
+    make_safe(table)
     own = console.width  # Console.print(width=) cannot exceed the console's own width
     console.width = max(own, natural_width(table) if wide else _least_width(table))
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,13 +40,38 @@ def find_tool(name: str, explicit: str | Path | None = None, extra_dirs: tuple[P
 
 
 def run(argv: list[str], *, timeout_s: float, cwd: Path | None = None,
-        env: dict[str, str] | None = None) -> Completed:
-    """Run argv (never through a shell); a timeout or a missing program is an EnvironmentProblem."""
+        env: dict[str, str] | None = None, isolated: bool = False) -> Completed:
+    """Run argv (never through a shell); a timeout or a missing program is an EnvironmentProblem.
+    isolated (compilers): no stdin, and a session of its own that a timeout ends whole, since nvcc's
+    steps (cicc, ptxas) outlive nvcc otherwise; a profiled program keeps the terminal's stdin."""
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, cwd=cwd,
-                              env=env, check=False, errors="replace")
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL if isolated else None, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, cwd=cwd, env=env, errors="replace",
+                                start_new_session=isolated)
     except FileNotFoundError:
         raise EnvironmentProblem(f"{argv[0]} could not be started: not found") from None
+    except PermissionError:
+        raise EnvironmentProblem(f"{argv[0]} could not be started: not executable") from None
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
+        _end(proc, isolated)
         raise EnvironmentProblem(f"{Path(argv[0]).name} did not finish within {timeout_s:.0f} s") from None
-    return Completed(list(argv), proc.returncode, proc.stdout, proc.stderr)
+    except BaseException:  # Ctrl-C: the group does not outlive gpuprof
+        _end(proc, isolated)
+        raise
+    return Completed(list(argv), proc.returncode, stdout, stderr)
+
+
+def _end(proc: subprocess.Popen, group: bool) -> None:
+    try:
+        if group:
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    try:
+        proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:  # a grandchild holding the pipes open past SIGKILL: leave it
+        pass

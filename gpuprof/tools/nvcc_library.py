@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 from pathlib import Path
 
 from gpuprof.errors import EnvironmentProblem
 from gpuprof.paths import CACHE_DIR
-from gpuprof.tools import _proc
+from gpuprof.tools import _proc, compile_dir
 
 BUILD_TIMEOUT_S = 300.0  # CUB's device-wide algorithms and CUTLASS's GEMMs take tens of seconds to compile
 
@@ -20,19 +21,23 @@ def shared_library(source: Path, arch: str, nvcc: str | None = None, include_dir
     include_dirs: header folders beyond the toolkit's (CUTLASS's), their version in headers_version,
     both part of the cache key so new headers build a new library."""
     tool = _proc.find_tool("nvcc", nvcc, hint="the vendor rows are built with nvcc: install the CUDA toolkit")
-    version = _proc.run([tool, "--version"], timeout_s=60).stdout
+    version = _proc.run([tool, "--version"], timeout_s=60, isolated=True).stdout
     headers = "\n".join([*map(str, include_dirs), headers_version])
     key = hashlib.sha256(source.read_bytes() + arch.encode() + version.encode() + headers.encode()).hexdigest()[:16]
     target = CACHE_DIR / "libs" / f"{source.stem}-{arch}-{key}.so"
     if target.is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(f".{key}.partial")
-    argv = [tool, "-O3", f"-arch={arch}", "-shared", "-Xcompiler", "-fPIC",
-            *(f"-I{folder}" for folder in include_dirs), "-o", str(partial), str(source)]
-    done = _proc.run(argv, timeout_s=BUILD_TIMEOUT_S)
-    if done.returncode != 0 or not partial.is_file():
-        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise EnvironmentProblem(f"nvcc could not build {source.name} for {arch}: {last}")
+    partial = target.with_suffix(f".{key}.{os.getpid()}.partial")
+    with compile_dir.private_folder() as tmp:  # nvcc's shell reads the names it gets: only plain ones
+        staged = compile_dir.stage(tmp, source, [source.parent, *include_dirs], shown=source.name)
+        argv = [tool, "-O3", f"-arch={arch}", "-shared", "-Xcompiler", "-fPIC",
+                *(f"-I{link}" for link in staged.includes), "-o", str(tmp / "out.so"), str(staged.source)]
+        done = _proc.run(argv, timeout_s=BUILD_TIMEOUT_S, cwd=tmp, env=compile_dir.compiler_env(tmp),
+                         isolated=True)
+        if done.returncode != 0 or not (tmp / "out.so").is_file():
+            last = (staged.user_text(done.stderr).strip().splitlines() or ["no output"])[-1]
+            raise EnvironmentProblem(f"nvcc could not build {source.name} for {arch}: {last}")
+        shutil.copyfile(tmp / "out.so", partial)
     os.replace(partial, target)  # atomic: another process never loads a half-written library
     return target

@@ -11,7 +11,7 @@ import ctypes
 import ctypes.util
 import hashlib
 import os
-import tempfile
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -37,25 +37,32 @@ class Compiled:
     stderr: str
 
 
-def wrapper_text(file: Path, cpp_entries: list[str]) -> str:
-    """The generated translation unit: the variant's file, and each C++ entry point's address taken."""
-    lines = [f'#include "{file.resolve()}"']
+_UNSAFE_EXPRESSION = re.compile(r"[^\w<>,:()*&\[\] +\-.]")  # what a C++ name expression holds
+
+
+def wrapper_text(included: str, cpp_entries: list[str]) -> str:
+    """The generated translation unit: the variant's file (by the private name `included`), and
+    each C++ entry point's address taken. A name expression holding anything but a C++ name's
+    characters (a quote, a semicolon, a newline) is refused: it would be code in this file."""
+    for name in cpp_entries:
+        if _UNSAFE_EXPRESSION.search(name):
+            raise InputError(f"kernel name {name!r}: a C++ name or template instance holds only letters, digits, "
+                             "_ < > , : ( ) * & [ ] + - . and spaces")
+    lines = [f'#include "{included}"']
     lines += [f"static void *gpuprof_entry_{i} __attribute__((used)) = (void *)&{name};"
               for i, name in enumerate(cpp_entries)]
     return "\n".join(lines) + "\n"
 
 
 def compile_entries(file: Path, entries: dict[str, bool], arch: str, defines: dict[str, int],
-                    output: Path | None = None) -> Compiled:
+                    output: Path | None = None, timeout_s: float = nvcc.COMPILE_TIMEOUT_S) -> Compiled:
     """nvcc -cubin of `file` with `entries` (name -> whether it is reached by its C++ name)."""
     cpp = [name for name, is_cpp in entries.items() if is_cpp]
-    with tempfile.TemporaryDirectory(prefix="gpuprof-nvcc-") as tmp:
-        wrapper = Path(tmp) / f"{file.stem}.gpuprof.cu"
-        wrapper.write_text(wrapper_text(file, cpp), encoding="utf-8")
-        cubin = output or Path(tmp) / "out.cubin"
-        done = nvcc.compile_report(wrapper, arch=arch, defines=defines, include=file.resolve().parent, output=cubin)
-        if done.returncode != 0:
-            return Compiled(None, {}, {}, done.returncode, done.stderr.replace(str(wrapper), "(the name expression)"))
+    wrapper_text("", cpp)  # refuse an unsafe name expression before nvcc is looked for
+    done = nvcc.compile_report(file, arch=arch, defines=defines, output=output, timeout_s=timeout_s,
+                               wrapper=lambda included: wrapper_text(included, cpp))
+    if done.returncode != 0:
+        return Compiled(None, {}, {}, done.returncode, done.stderr)
     return _from_report(file, entries, output, done.stderr)
 
 

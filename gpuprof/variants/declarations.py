@@ -36,7 +36,9 @@ class KernelDeclaration:
 
 
 def kernel_declarations(source: str, *, extern_c_only: bool = False) -> dict[str, KernelDeclaration]:
-    """Every __global__ kernel in a CUDA source, by name (comments ignored; lines kept)."""
+    """Every __global__ kernel in a CUDA source, by name (comments ignored; lines kept). CR and CRLF
+    line ends count as line ends, as compilers read them (a `//` comment ends at a lone CR)."""
+    source = source.replace("\r\n", "\n").replace("\r", "\n")
     code = _COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), source)
     found = {}
     for m in KERNEL_DECLARATION.finditer(code):

@@ -9,6 +9,10 @@ import hashlib
 import re
 from pathlib import Path
 
+from gpuprof.errors import InputError
+from gpuprof.files import read_bytes, read_source
+from gpuprof.tools.include_check import MAX_SOURCE_BYTES
+
 _QUOTED_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"([^"]+)"', re.MULTILINE)
 
 
@@ -16,7 +20,7 @@ def kernel_headers(file: Path) -> list[Path]:
     """The headers beside `file` and every .cuh it reaches through quoted #includes, resolved
     against the including file's folder as nvcc resolves them (sorted, each once)."""
     start = file.resolve()
-    found = {header.resolve() for header in start.parent.glob("*.cuh")}
+    found = {header.resolve() for header in start.parent.glob("*.cuh") if header.is_file()}  # no FIFO
     todo, seen = [start, *found], set()
     while todo:
         current = todo.pop()
@@ -24,8 +28,8 @@ def kernel_headers(file: Path) -> list[Path]:
             continue
         seen.add(current)
         try:
-            text = current.read_text(errors="replace")
-        except OSError:  # unreadable: the compiler will say so in its own words
+            text = read_source(current, max_bytes=MAX_SOURCE_BYTES)
+        except (OSError, InputError):  # unreadable, special, too big: the compile refuses it in its words
             continue
         for name in _QUOTED_INCLUDE.findall(text):
             target = (current.parent / name).resolve()
@@ -39,5 +43,9 @@ def headers_digest(file: Path) -> str:
     """A digest of kernel_headers(file), names and contents."""
     digest = hashlib.sha256()
     for header in kernel_headers(file):
-        digest.update(header.name.encode() + b"\0" + header.read_bytes())
+        try:
+            data = read_bytes(header, max_bytes=MAX_SOURCE_BYTES)
+        except InputError:  # became special or too big since: the compile refuses it
+            data = b""
+        digest.update(header.name.encode() + b"\0" + data)
     return digest.hexdigest()[:16]

@@ -15,10 +15,13 @@ from gpuprof.errors import EnvironmentProblem, InputError
 from gpuprof.files import read_source
 from gpuprof.gpu import cupy, device_info
 from gpuprof.paths import CACHE_DIR
+from gpuprof.tools.include_check import MAX_SOURCE_BYTES, check_includes
 from gpuprof.variants import cubin
 from gpuprof.variants.catalog import Variant, kernels_root
 from gpuprof.variants.declarations import base_name, instance_name, is_cpp_entry, kernel_declarations, template_defines
 from gpuprof.variants.headers import headers_digest
+
+PROGRAM_NAME = "gpuprof-source.cu"  # the name NVRTC gets, never the user's (see line_name)
 
 
 @dataclass(frozen=True)
@@ -70,8 +73,21 @@ def nvrtc_source(variant: Variant) -> str:
     """The text NVRTC compiles for a variant: its file, named by #line so findings and source views
     show the real file (not NVRTC's '<hash>.cubin.cu'), after a digest of the headers beside it."""
     assert variant.file is not None
-    text = read_source(variant.file)
-    return f'// headers {headers_digest(variant.file)}\n#line 1 "{display_path(variant.file)}"\n{text}'
+    text = read_source(variant.file, max_bytes=MAX_SOURCE_BYTES)
+    check_includes(variant.file, text, [variant.file.resolve().parent], display_path(variant.file))
+    return f'// headers {headers_digest(variant.file)}\n#line 1 "{line_name(display_path(variant.file))}"\n{text}'
+
+
+def line_name(name: str) -> str:
+    """The file name as a #line directive's string: a quote, a backslash or a control character
+    in it would end the string or the line (and the rest be code), so such a name is the plain
+    PROGRAM_NAME there, written back as the user's in messages (user_text)."""
+    return name if name.isprintable() and not any(c in name for c in '"\\') else PROGRAM_NAME
+
+
+def user_text(log: str, variant: Variant) -> str:
+    """A compiler log with the plain names gpuprof gave NVRTC written as the variant's file."""
+    return log.replace(PROGRAM_NAME, display_path(variant.file)) if variant.file is not None else log
 
 
 def nvrtc_library() -> Any | None:
@@ -94,7 +110,8 @@ def nvrtc_rejects(variant: Variant, arch: str) -> str | None:
     nvrtc = nvrtc_library()
     if nvrtc is None or variant.file is None or not re.fullmatch(r"(sm|compute)_\d+[af]?", arch):
         return None
-    program = nvrtc.createProgram(nvrtc_source(variant), variant.file.name, [], [])
+    # A plain program name: NVRTC takes a name such as '-dash.cu' for an option.
+    program = nvrtc.createProgram(nvrtc_source(variant), PROGRAM_NAME, [], [])
     for compiled_name, cpp in entry_points(variant).values():
         if cpp:  # a template is compiled only where an instance is named
             nvrtc.addNameExpression(program, compiled_name)
@@ -102,7 +119,7 @@ def nvrtc_rejects(variant: Variant, arch: str) -> str | None:
         nvrtc.compileProgram(program, [*nvrtc_options(variant), f"-arch={arch}"])
         return None
     except nvrtc.NVRTCError:
-        return _first_error(nvrtc.getProgramLog(program))
+        return _first_error(user_text(nvrtc.getProgramLog(program), variant))
     finally:
         nvrtc.destroyProgram(program)
 
@@ -124,7 +141,7 @@ def compile_variant(variant: Variant) -> CompiledKernel:
             module = cp.RawModule(code=source, options=options, backend="nvrtc", name_expressions=cpp_names or None)
             functions = {name: module.get_function(compiled) for name, (compiled, _) in entries.items()}
     except cp.cuda.compiler.CompileException as exc:
-        error = _first_error(str(exc))
+        error = _first_error(user_text(str(exc), variant))
         if not needs_host_headers(error):
             raise InputError(f"{display_path(variant.file)} does not compile: {error}") from None
         functions = _from_cubin(variant, entries, error)

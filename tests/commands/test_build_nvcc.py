@@ -51,7 +51,7 @@ def build_json(built: dict[tuple[str, str], BuildResult]) -> list[dict]:
     from gpuprof.cli import app
     from gpuprof.commands import build as build_core
 
-    def already_built(family, variants, arch, jobs=4, on_done=None):
+    def already_built(family, variants, arch, jobs=4, on_done=None, timeout_s=None):
         assert arch == ARCH
         results = [built[(family.name, v.name)] for v in variants if v.is_cuda]
         if on_done is not None:
