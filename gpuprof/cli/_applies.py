@@ -24,7 +24,7 @@ MODE_WORDS = {FAMILY: "with a FAMILY", COMMAND: "with '-- COMMAND'", IMPORT: "wi
               TIMED: "when timing", CHECK_ONLY: "with --check-only", TABLE_VIEW: "with the table",
               JSON_ONLY: "with JSON on stdout (--format json or --json -)"}
 
-VARIANT_OPTIONS = ("variants", "size", "define", "add", "block", "tile", "grid", "kernels_dir")
+VARIANT_OPTIONS = ("variants", "size", "define", "add", "block", "tile", "grid", "name", "require", "kernels_dir")
 
 
 @dataclass(frozen=True)
