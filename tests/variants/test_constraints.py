@@ -271,3 +271,31 @@ def test_a_bad_kernels_dir_require_is_exit_2_one_line_naming_file_and_key(runner
     assert result.exit_code == 2, result.output
     assert result.stderr.count("\n") == 1 and str(folder / "matmul.toml") in result.stderr
     assert words in result.stderr
+
+
+def test_run_variant_reports_a_breaking_benchmark_size_as_not_run_before_any_gpu_work():
+    from dataclasses import replace
+
+    from gpuprof.commands.run import run_variant
+    from gpuprof.measure.timing import TimingPolicy
+
+    variant = replace(MATMUL.variant("naive"), require=("M % 128 == 0",))
+    row = run_variant(MATMUL, variant, {"m": 4097, "n": 4096, "k": 4096}, TimingPolicy(), False, lambda _: None)
+    assert row.check.status == SKIPPED and not row.failed
+    assert row.check.reasons == ["not run: size 4097x4096x4096 breaks the variant's constraint M%128==0"]
+    assert row.check.requires == ["M % 128 == 0"] and row.timing is None
+
+
+def test_the_footer_says_what_the_constraints_did():
+    from gpuprof.render.tables import footer
+
+    check = CheckResult(status=SKIPPED, reasons=["not run: size 4097x4096x4096 breaks the variant's constraint "
+                                                 "M%128==0"], requires=["M % 128 == 0"])
+    moved = CheckResult(status="ok", notes=["checked at 128x256x80 in place of 127x129x65 (requires M%128==0)"])
+    rows = [Row(family="matmul", variant="a", size={"m": 4097, "n": 4096, "k": 4096}, vendor=False, check=check),
+            Row(family="matmul", variant="b", size={"m": 4096, "n": 4096, "k": 4096}, vendor=False, check=moved)]
+    from gpuprof.render.tables import RunTable
+
+    lines = footer(RunTable(MATMUL, rows, "naive", None, "cold"), None)
+    assert "a: not run: size 4097x4096x4096 breaks the variant's constraint M%128==0" in lines
+    assert "b: checked at 128x256x80 in place of 127x129x65 (requires M%128==0)" in lines
