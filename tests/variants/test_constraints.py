@@ -289,8 +289,8 @@ def test_run_variant_reports_a_breaking_benchmark_size_as_not_run_before_any_gpu
 def test_the_footer_says_what_the_constraints_did():
     from gpuprof.render.tables import footer
 
-    check = CheckResult(status=SKIPPED, reasons=["not run: size 4097x4096x4096 breaks the variant's constraint "
-                                                 "M%128==0"], requires=["M % 128 == 0"])
+    skipped = "not run: size 4097x4096x4096 breaks the variant's constraint M%128==0"
+    check = CheckResult(status=SKIPPED, reasons=[skipped], requires=["M % 128 == 0"])
     moved = CheckResult(status="ok", notes=["checked at 128x256x80 in place of 127x129x65 (requires M%128==0)"])
     rows = [Row(family="matmul", variant="a", size={"m": 4097, "n": 4096, "k": 4096}, vendor=False, check=check),
             Row(family="matmul", variant="b", size={"m": 4096, "n": 4096, "k": 4096}, vendor=False, check=moved)]
