@@ -57,9 +57,9 @@ KernelsDir = Annotated[Path | None, typer.Option(
 
 
 Name = Annotated[str | None, typer.Option(
-    "--name", help="With one --add: the variant's name (letters, digits, _; at most 64 characters). With several "
-                   "--add, name each as FILE:kernel=NAME, e.g. --add 'sgemm.cuh:sgemmWarptiling<...>=warptile_t'. "
-                   "Default: the file's stem.")]
+    "--name", metavar="NAME",
+    help="With one --add: the variant's name (letters, digits, _; at most 64 characters). With several --add, name "
+         "each as FILE:kernel=NAME, e.g. --add 'sgemm.cuh:sgemmWarptiling<...>=warptile_t'. Default: the file's stem.")]
 Require = Annotated[str | None, typer.Option(
     "--require", metavar="CONDITIONS",
     help="With --add: the sizes the added variants can run at, conditions over the sizes and defines separated by "

@@ -92,6 +92,8 @@ def run(
       gpuprof run matmul --variants smem_tiled,cublas --add mine.cu --block 16,16 --tile 16,16
 
       gpuprof run matmul -v warptile,cublas --with ncu,sanitize   (the whole story in each row)
+
+      gpuprof run matmul -v cublas --add 'tiles.cuh:k<128,128>=tiled128' --require 'M%128==0,N%128==0'
     """
     saved: list[Path] = []
     with exit_on_error(lambda: saved[-1] if saved else None):
