@@ -83,6 +83,10 @@ class CheckResult:
     reasons: list[str] = field(default_factory=list)
     # What the check did beyond its usual method, for the footnote (a kernel that reads its output).
     notes: list[str] = field(default_factory=list)
+    # The size constraints the variant ran under (its family's and its own `require`), and each check
+    # size moved to meet them ({"asked": size, "checked": size}); written only when there are some.
+    requires: list[str] = field(default_factory=list)
+    replaced_sizes: list[dict[str, dict[str, int]]] = field(default_factory=list)
 
 
 @dataclass
@@ -229,6 +233,9 @@ def to_dict(results: Results) -> dict[str, Any]:
         out["id"] = row.id
         if not out["warnings"]:
             del out["warnings"]
+        for key in ("requires", "replaced_sizes"):  # absent unless the variant has constraints
+            if not out["check"][key]:
+                del out["check"][key]
         out["derived"] = derived_to_dict(row.derived) if row.derived is not None else None
         timing = out.get("timing")
         if timing:
@@ -331,6 +338,18 @@ def _size(value: Any, where: str) -> dict[str, int]:
     return {str(k): v for k, v in value.items()}
 
 
+def _check_constraints(check: CheckResult, where: str) -> None:
+    """check.requires: a list of strings; check.replaced_sizes: {"asked": size, "checked": size} each."""
+    if not isinstance(check.requires, list) or not all(isinstance(c, str) for c in check.requires):
+        raise TypeError(f"{where}: check.requires must be a list of conditions, not {_shown(check.requires)}")
+    moved = check.replaced_sizes
+    if not isinstance(moved, list) or not all(isinstance(m, dict) and set(m) == {"asked", "checked"} for m in moved):
+        raise TypeError(f"{where}: check.replaced_sizes must be a list of {{\"asked\": size, \"checked\": size}}, "
+                        f"not {_shown(moved)}")
+    for m in moved:
+        _size(m["asked"], where), _size(m["checked"], where)
+
+
 _SUMMARY_FIELDS = ("n", "median_s", "mean_s", "min_s", "max_s", "p25_s", "p75_s", "rel_spread")
 
 
@@ -373,6 +392,7 @@ def _row_from_dict(r: dict[str, Any], shared: dict[Any, Any] | None = None) -> R
         raise ValueError(f"{where}: unknown check status {check.status!r}")
     _number(check.max_rel_error, f"{where}: check.max_rel_error")
     _number(check.tolerance, f"{where}: check.tolerance")
+    _check_constraints(check, where)
     timing = None
     if r.get("timing") is not None:
         if not isinstance(r["timing"], dict):

@@ -26,7 +26,7 @@ MODE_WORDS = {FAMILY: "with a FAMILY", COMMAND: "with '-- COMMAND'", IMPORT: "wi
               JSON_ONLY: "with JSON on stdout (--format json or --json -)",
               RANKED: "when the timeline picks the kernels (without --nvtx)", IN_RANGE: "with --nvtx"}
 
-VARIANT_OPTIONS = ("variants", "size", "define", "add", "block", "tile", "grid", "kernels_dir")
+VARIANT_OPTIONS = ("variants", "size", "define", "add", "block", "tile", "grid", "name", "require", "kernels_dir")
 
 
 @dataclass(frozen=True)

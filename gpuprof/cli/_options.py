@@ -1,5 +1,6 @@
 """Options shared by several commands, declared once; -D/--add/--block/--tile/--grid/--args/--reads-output/
---kernels-dir reach a command as one VariantOptions (gpuprof.variants.selection), which turns them into variants."""
+--name/--require/--kernels-dir (and run's --check-size) reach a command as one VariantOptions
+(gpuprof.variants.selection), which turns them into variants."""
 
 from __future__ import annotations
 
@@ -63,6 +64,21 @@ def file_only(option: str, value: Path | None) -> Path | None:
     return value
 
 
+Name = Annotated[str | None, typer.Option(
+    "--name", metavar="NAME",
+    help="With one --add: the variant's name (letters, digits, _; at most 64 characters). With several --add, name "
+         "each as FILE:kernel=NAME, e.g. --add 'sgemm.cuh:sgemmWarptiling<...>=warptile_t'. Default: the file's stem.")]
+Require = Annotated[str | None, typer.Option(
+    "--require", metavar="CONDITIONS",
+    help="With --add: the sizes the added variants can run at, conditions over the sizes and defines separated by "
+         "commas, e.g. 'M%128==0,N%128==0,K%16==0' or 'cols<=1024'. Check sizes that break them are moved to the "
+         "nearest size that keeps them; a --size that breaks them is not run (docs/constraints.md).")]
+CheckSize = Annotated[list[str] | None, typer.Option(
+    "--check-size", metavar="SIZE",
+    help="One more size to check every variant at, written as --size is, e.g. M=256,N=384,K=64 or 127x129x65 "
+         "(repeatable; joins the family's check sizes).")]
+
+
 def json_target(value: str | None) -> Path | str | None:
     """--json FILE or '-' (stdout; so is any name of this process's stdout, e.g. /dev/stdout); a file's
     folder must exist."""
@@ -81,20 +97,31 @@ def json_target(value: str | None) -> Path | str | None:
 _VARIANT_PARAMS = [
     inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
     for name, annotation in (("define", Defines), ("add", Add), ("block", Block), ("tile", Tile), ("grid", Grid),
-                             ("args", Args), ("reads_output", ReadsOutput), ("kernels_dir", KernelsDir))
+                             ("args", Args), ("reads_output", ReadsOutput), ("name", Name), ("require", Require),
+                             ("kernels_dir", KernelsDir))
 ]
+_CHECK_PARAMS = [inspect.Parameter("check_size", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=CheckSize)]
 
 
 def with_variant_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Give a command -D, --add, --block, --tile, --grid, --args, --reads-output and --kernels-dir, declared
-    here once; the command receives them as `variant_options: VariantOptions`."""
+    """Give a command -D, --add, --block, --tile, --grid, --args, --reads-output, --name, --require and
+    --kernels-dir, declared here once; the command receives them as `variant_options: VariantOptions`."""
+    return _with_params(func, _VARIANT_PARAMS)
+
+
+def with_checked_variant_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """with_variant_options and --check-size, for a command that checks its variants (`run`)."""
+    return _with_params(func, _VARIANT_PARAMS + _CHECK_PARAMS)
+
+
+def _with_params(func: Callable[..., Any], params: list[inspect.Parameter]) -> Callable[..., Any]:
     signature = inspect.signature(func, eval_str=True)
     kept = [p for p in signature.parameters.values() if p.name != "variant_options"]
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        options = VariantOptions(**{p.name: kwargs.pop(p.name, None) for p in _VARIANT_PARAMS})
+        options = VariantOptions(**{p.name: kwargs.pop(p.name, None) for p in params})
         return func(*args, variant_options=options, **kwargs)
 
-    wrapper.__signature__ = signature.replace(parameters=kept + _VARIANT_PARAMS)  # type: ignore[attr-defined]
+    wrapper.__signature__ = signature.replace(parameters=kept + params)  # type: ignore[attr-defined]
     return wrapper

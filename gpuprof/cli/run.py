@@ -11,7 +11,15 @@ from rich.markup import escape
 
 from gpuprof.cli._app import app
 from gpuprof.cli._boundary import err_console, exit_on_error, status
-from gpuprof.cli._options import Force, JsonOut, Size, Variants, json_target, with_variant_options
+from gpuprof.cli._options import (
+    Force,
+    JsonOut,
+    Size,
+    Variants,
+    json_target,
+    with_checked_variant_options,
+    with_variant_options,
+)
 from gpuprof.cli._output import command_line, human_console
 from gpuprof.errors import Finding, UsageError
 from gpuprof.variants.selection import VariantOptions
@@ -42,7 +50,7 @@ Wide = Annotated[bool, typer.Option("--wide", help="Every column of the table, w
 
 
 @app.command()
-@with_variant_options
+@with_checked_variant_options
 def run(
     ctx: typer.Context,
     family: Annotated[str, typer.Argument(help="Kernel family, e.g. matmul or vecadd (see `gpuprof list`).")],
@@ -84,6 +92,8 @@ def run(
       gpuprof run matmul --variants smem_tiled,cublas --add mine.cu --block 16,16 --tile 16,16
 
       gpuprof run matmul -v warptile,cublas --with ncu,sanitize   (the whole story in each row)
+
+      gpuprof run matmul -v cublas --add 'tiles.cuh:k<128,128>=tiled128' --require 'M%128==0,N%128==0'
     """
     saved: list[Path] = []
     with exit_on_error(lambda: saved[-1] if saved else None):
@@ -110,6 +120,7 @@ def run(
             policy=TimingPolicy(mode=timing, min_samples=min_samples, max_time_s=max_time,
                                 target_spread=target_spread, discard_throttled=discard_throttled),
             check_only=check_only, defines=defines, extra_variants=extra, timeout_s=_positive(timeout), baseline=base,
+            check_sizes=variant_options.check_sizes(fam),
             with_tools=parse_with(with_tools), variant_options=variant_options, with_out=with_out,
         )
         if request.with_tools and check_only:

@@ -6,9 +6,12 @@ from __future__ import annotations
 import secrets
 
 from gpuprof import families
+from gpuprof.errors import UsageError
 from gpuprof.families import _random, registry
 from gpuprof.gpu import cupy, device_info
 from gpuprof.measure.check import starting_values
+from gpuprof.results import size_label
+from gpuprof.variants import constraints
 from gpuprof.variants.launch_plan import make_launch_factory
 from gpuprof.variants.sizes import clip
 
@@ -28,6 +31,10 @@ def launch_variant(family_name: str, variant_name: str, size: dict[str, int], *,
     host = families.host(family)
     device_info()
     size = clip(size, variant.max_size)
+    broken = constraints.violations(family.requires(variant), family.dims, size, variant.defines)
+    if broken:  # what run reports as not run is not launched under a profiler or sanitizer either
+        raise UsageError(f"{variant.name} at size {size_label(size)} breaks its constraint "
+                         f"{', '.join(broken)}; choose a --size that keeps it")
     inputs = host.make_inputs(size, secrets.randbits(63))
     out = host.make_output(size)
     if variant.reads_output:  # it reads its output: known values, not NaN (nor, for initcheck, unwritten memory)

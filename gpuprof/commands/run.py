@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gpuprof import families, fingerprint
@@ -31,6 +31,7 @@ from gpuprof.measure.check import (
 )
 from gpuprof.progress import DONE, Progress, ProgressFn, UnitOutcome
 from gpuprof.results import FAULT, IMPOSSIBLE, OK, SKIPPED, TIMEOUT, WRONG, CheckResult, Results, Row, size_label
+from gpuprof.variants import constraints
 from gpuprof.variants.catalog import Family, Variant
 from gpuprof.variants.launch_plan import host_synchronous, make_launch_factory
 from gpuprof.variants.selection import VariantOptions
@@ -56,6 +57,7 @@ class RunRequest:
     with_tools: tuple[str, ...] = ()
     variant_options: VariantOptions = field(default_factory=VariantOptions)  # what --with's children need
     with_out: Path = Path("gpuprof-with")  # their reports and logs
+    check_sizes: list[dict[str, int]] = field(default_factory=list)  # --check-size: after the family's own
 
 
 def run_family(request: RunRequest, progress: ProgressFn | None = None,
@@ -84,6 +86,8 @@ def run_tables(request: RunRequest, progress: ProgressFn | None = None,
     family = registry.resolve(request.family)
     if request.extra_variants:
         family = family.with_variants(request.extra_variants)
+    if request.check_sizes:
+        family = replace(family, check_sizes=(*family.check_sizes, *map(dict, request.check_sizes)))
     chosen = family.select(request.variants)
     chosen = family.apply_defines(chosen, request.defines)
     host = families.host(family)
@@ -186,14 +190,19 @@ def _check_and_time(family: Family, variant: Variant, size: dict[str, int], poli
         steps.append(name)
         emit(name)
 
+    plan = check_plan(family, variant, row.size)
+    if plan.skip:
+        row.check = constrained(CheckResult(status=SKIPPED, reasons=[plan.skip]), family, variant, plan)
+        return row
     try:
         harness = timing.shared_harness()
         step("compile")
         launch_for = make_launch_factory(family, variant, host)
         step("check")
-        row.check, prepared = check_variant(host, variant, launch_for, [*family.check_sizes, row.size],
+        row.check, prepared = check_variant(host, variant, launch_for, plan.sizes,
                                             harness.stream, family.inplace, family.check_launches,
                                             output_use(family, variant))
+        row.check = constrained(row.check, family, variant, plan)
         if row.check.status == OK and not check_only:
             step("time")
             refresh_inputs(host, prepared)  # values no launch has seen, and an unwritten output
@@ -215,6 +224,21 @@ def _check_and_time(family: Family, variant: Variant, size: dict[str, int], poli
         row.check = CheckResult(status=SKIPPED, reasons=[f"not run: {exc.message}"])
     cupy().get_default_memory_pool().free_all_blocks()
     return row
+
+
+def check_plan(family: Family, variant: Variant, bench: dict[str, int]) -> constraints.CheckPlan:
+    """The sizes to check the variant at under its constraints (the family's and its own), or why
+    its benchmark size is not run (variants/constraints.py)."""
+    return constraints.plan_check(family.requires(variant), family.dims, family.check_sizes, bench,
+                                  variant.defines)
+
+
+def constrained(check: CheckResult, family: Family, variant: Variant, plan: constraints.CheckPlan) -> CheckResult:
+    """The check's result with what the constraints changed: the conditions, the sizes moved, the notes."""
+    check.requires = list(family.requires(variant))
+    check.replaced_sizes = plan.replaced
+    check.notes = [*check.notes, *plan.notes]
+    return check
 
 
 def output_use(family: Family, variant: Variant) -> OutputUse:

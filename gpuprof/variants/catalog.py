@@ -24,7 +24,7 @@ _CUDA_ONLY_KEYS = ("kernel", "extra_kernels", "helpers", "block", "tile", "grid"
                    "args", "reads_output")
 _VENDOR_KEYS = {"name", "technique", "vendor", "call", "precision", "error_model", "zero_output",
                "flop_count", "aliases", "options", "expected_efficiency", "expected_limiter",
-               "launches_kernel"}
+               "launches_kernel", "require"}
 VARIANT_KEYS = _VENDOR_KEYS | {"language", "file", "max_size", "entry", *_CUDA_ONLY_KEYS}
 
 
@@ -73,6 +73,10 @@ class Variant:
     call: str | None = None  # vendor variants: which library call of the family module's vendor_launch
     # False: its work is no kernel at all (a cudaMemcpyAsync is a DMA copy), so ncu has nothing to profile.
     launches_kernel: bool = True
+    # require = ["M % BM == 0", "K % 4 == 0"]: conditions on the sizes it runs at, over the size symbols
+    # and its defines (variants/constraints.py): check sizes that break them are moved, a benchmark size
+    # that breaks them is not run.
+    require: tuple[str, ...] = ()
 
     def helper(self, role: str) -> str:
         """The kernel name the manifest gives for a plan's helper role (KeyError names what is missing)."""
@@ -154,6 +158,12 @@ class Family:
     # The [op] table of a family folder that describes its op (inputs, output, reference, counts)
     # instead of writing every hook in Python (families/op_host.py reads it); None: family.py does.
     op: dict[str, Any] | None = None
+    # require = ["cols <= 1024"]: conditions on the sizes every variant runs at (variants/constraints.py).
+    require: tuple[str, ...] = ()
+
+    def requires(self, variant: Variant) -> tuple[str, ...]:
+        """The family's constraints and the variant's own, each once."""
+        return tuple(dict.fromkeys((*self.require, *variant.require)))
 
     @property
     def locator(self) -> str:
@@ -254,7 +264,8 @@ def load_all() -> list[Family]:
 
 # The top-level keys of a family manifest (family.toml); [[variant]] tables have VARIANT_KEYS.
 FAMILY_KEYS = ("family", "summary", "signature", "baseline", "vendor_reference", "dims", "grid_dims",
-               "default_size", "check_sizes", "variant", "inplace", "check_launches", "host", "op")
+               "default_size", "check_sizes", "variant", "inplace", "check_launches", "host", "op",
+               "require")
 
 
 def parse_manifest(path: Path) -> Family:
@@ -282,6 +293,7 @@ def parse_manifest(path: Path) -> Family:
         check_launches=m.opt_count("check_launches"),
         host_module=m.opt_str("host"),
         op=op,
+        require=m.require(),
     )
     _validate(path, family)
     return family
@@ -399,7 +411,7 @@ def _common_keys(m: _Manifest, data: dict[str, Any]) -> dict[str, Any]:
     return {"expected_efficiency": None if efficiency is None else float(efficiency), "precision": precision,
             "error_model": m.text("error_model") if "error_model" in data else None,
             "zero_output": zero_output, "flop_count": flop_count, "aliases": aliases, "options": m.options(),
-            "expected_limiter": limiter, "launches_kernel": launches_kernel}
+            "expected_limiter": limiter, "launches_kernel": launches_kernel, "require": m.require()}
 
 
 def _validate(path: Path, family: Family) -> None:
@@ -413,6 +425,19 @@ def _validate(path: Path, family: Family) -> None:
     for key, size in (("default_size", family.default_size), *(("check_sizes", s) for s in family.check_sizes)):
         if list(size) != list(family.dims):
             raise InputError(f"{path}: '{key}' {size} must give exactly {list(family.dims)} in that order")
+    _check_require_names(path, "", family, family.require, {})
+
+
+def _check_require_names(path: Path | str, where: str, family: Family, requires: tuple[str, ...],
+                         defines: dict[str, int]) -> None:
+    """`require` names only the size symbols (m or M) and, for a variant, its defines."""
+    from gpuprof.variants.constraints import unknown_names
+
+    known = [*family.dims, *(d.upper() for d in family.dims), *defines]
+    unknown = unknown_names(requires, known)
+    if unknown:
+        have = "the sizes" + (" and its defines" if where else "")
+        raise InputError(f"{path}: {where}'require' uses {unknown[0]}, which is none of {have}: {', '.join(known)}")
 
 
 def validate_variants(path: Path, family: Family, variants: tuple[Variant, ...] | list[Variant]) -> None:
@@ -426,6 +451,7 @@ def validate_variants(path: Path, family: Family, variants: tuple[Variant, ...] 
     if clash:
         raise InputError(f"{path}: alias {clash[0]!r} is a variant name or another variant's alias")
     for v in variants:
+        _check_require_names(path, f"variant {v.name!r}: ", family, v.require, v.defines)
         if v.vendor:
             continue
         if v.file is None or not v.file.is_file():
@@ -568,6 +594,20 @@ class _Manifest:
         if not isinstance(value.get("captures_cuda_graph", False), bool):  # read by `gpuprof sanitize`
             raise self.fail("options", "captures_cuda_graph must be true or false")
         return dict(value)
+
+    def require(self) -> tuple[str, ...]:
+        """The optional `require` list: conditions such as "M % BM == 0" (variants/expressions.py)."""
+        from gpuprof.variants.expressions import check_condition
+
+        value = self.data.get("require", [])
+        if not isinstance(value, list) or not all(isinstance(x, str) and x.strip() for x in value):
+            raise self.fail("require", 'must be a list of conditions, e.g. ["M % 128 == 0", "cols <= 1024"]')
+        for one in value:
+            try:
+                check_condition(one)
+            except ValueError as exc:
+                raise self.fail("require", str(exc)) from None
+        return tuple(value)
 
     def table_list(self, key: str) -> list[dict[str, Any]]:
         value = self._get(key)

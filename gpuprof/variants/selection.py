@@ -1,5 +1,6 @@
-"""Which variants a command runs: -D, --add (with --block/--tile/--grid/--args/--reads-output) and
---kernels-dir, as typed, and the one rule that turns them and --variants into each family's chosen variants.
+"""Which variants a command runs: -D, --add (with --block/--tile/--grid/--args/--reads-output/--name/
+--require), --kernels-dir and run's --check-size, as typed, and the one rule that turns them and
+--variants into each family's chosen variants.
 
 Light on purpose (the variant modules are imported where they are used): the CLI builds this object
 while it parses its options, before `--help` or `list` would need anything else.
@@ -58,6 +59,9 @@ class VariantOptions:
     args: str | None = None
     reads_output: bool | None = None
     kernels_dir: Path | None = None
+    name: str | None = None  # --name: the one --add's variant name
+    require: str | None = None  # --require: constraints of the added variants ("M%128==0,K%16==0")
+    check_size: list[str] | None = None  # run's --check-size (repeatable): more check sizes
 
     @property
     def given(self) -> bool:
@@ -82,9 +86,27 @@ class VariantOptions:
         if not self.add:
             if self.block or self.tile or self.grid or self.args is not None or self.reads_output:
                 raise UsageError("--block, --tile, --grid, --args and --reads-output go with --add FILE")
+            if self.name is not None or self.require is not None:
+                raise UsageError("--name and --require go with --add FILE")
             return [AddSpec(None, kernels_dir=self.kernels_dir)] if self.kernels_dir is not None else []
-        return [replace(parse_add(a, self.block, self.tile, self.grid, self.args, bool(self.reads_output)),
-                        kernels_dir=self.kernels_dir) for a in self.add]
+        if self.name is not None and len(self.add) > 1:
+            raise UsageError(f"--name {self.name} names one variant but --add is given {len(self.add)} times; "
+                             "name each with --add FILE:kernel=NAME")
+        return [replace(parse_add(a, self.block, self.tile, self.grid, self.args, bool(self.reads_output),
+                                  self.name, self.require), kernels_dir=self.kernels_dir) for a in self.add]
+
+    def check_sizes(self, family: Family) -> list[dict[str, int]]:
+        """--check-size values in the family's dims (parsed as --size is), in the order given."""
+        from gpuprof.variants.sizes import parse_size
+
+        out = []
+        for text in self.check_size or []:
+            try:
+                out.append(parse_size(family, text))
+            except UsageError as exc:
+                raise UsageError(exc.message.replace("--size", "--check-size").replace("bad size", "bad --check-size")
+                                 ) from None
+        return out
 
     def cli_args(self) -> tuple[str, ...]:
         """The options a child process needs to load the user's variants again."""

@@ -4,14 +4,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gpuprof import families
 from gpuprof.errors import InputError, UsageError
 from gpuprof.families import _keys
 from gpuprof.files import read_source, read_toml
-from gpuprof.variants import arguments
+from gpuprof.variants import arguments, constraints
 from gpuprof.variants.catalog import Family, Variant, check_geometry, parse_variant, validate_variants
 from gpuprof.variants.declarations import (  # noqa: F401  # re-exported: user.kernel_declarations is public
     KERNEL_DECLARATION,
@@ -37,14 +37,25 @@ class AddSpec:
     kernels_dir: Path | None = None
     args: tuple[str | int | float, ...] | None = None  # --args: the kernel's parameters as family names and numbers
     reads_output: bool = False  # --reads-output: the kernel reads C (C = alpha*A*B + beta*C)
+    name: str | None = None  # FILE:kernel=NAME or --name: the variant's name (default: added_name)
+    require: tuple[str, ...] = ()  # --require: constraints on the sizes it runs at (variants/constraints.py)
 
     def cli_args(self) -> list[str]:
         """The same options again, for the child process a profiler or sanitizer starts."""
         args = ["--kernels-dir", str(self.kernels_dir.resolve())] if self.kernels_dir else []
         if self.path is None:
             return args
+        return args + ["--add", self.target()] + self.shared_args()
+
+    def target(self) -> str:
+        """--add's value again: FILE[:function][=NAME], the file's path absolute."""
+        assert self.path is not None  # a spec that names only a kernels-dir has no --add
         target = f"{self.path.resolve()}:{self.function}" if self.function else str(self.path.resolve())
-        args += ["--add", target]
+        return f"{target}={self.name}" if self.name else target
+
+    def shared_args(self) -> list[str]:
+        """The options every --add of one command line shares (--block ... --require)."""
+        args: list[str] = []
         if self.block:
             args += ["--block", ",".join(map(str, self.block))]
         if self.tile:
@@ -55,18 +66,55 @@ class AddSpec:
             args += ["--args", ",".join(map(str, self.args))]
         if self.reads_output:
             args += ["--reads-output"]
+        if self.require:
+            args += ["--require", ",".join(self.require)]
         return args
 
 
 def parse_add(text: str, block: str | None = None, tile: str | None = None, grid: str | None = None,
-              args: str | None = None, reads_output: bool = False) -> AddSpec:
+              args: str | None = None, reads_output: bool = False, name: str | None = None,
+              require: str | None = None) -> AddSpec:
+    """--add FILE[:function][=NAME] and the options that go with it; --name NAME names it too."""
+    text, given = split_name(text)
+    if given and name and given != name:
+        raise UsageError(f"--add {text}={given} and --name {name} name one variant twice; give one name")
     path_text, _, function = text.partition(":") if not Path(text).is_file() else (text, "", "")
     try:
         mapping = arguments.parse_option(args) if args is not None else None
     except arguments.ArgsError as exc:
         raise UsageError(str(exc)) from None
     return AddSpec(Path(path_text), function.strip() or None, _dims("--block", block), _dims("--tile", tile), grid,
-                   args=mapping, reads_output=reads_output)
+                   args=mapping, reads_output=reads_output, name=check_name(given or name),
+                   require=constraints.parse_option(require) if require else ())
+
+
+MAX_NAME = 64
+
+
+def split_name(text: str) -> tuple[str, str | None]:
+    """'sgemm.cuh:k<128,64>=bt' -> ('sgemm.cuh:k<128,64>', 'bt'): the last '=' outside angle
+    brackets and parentheses names the variant; a path that exists as typed is never split."""
+    if Path(text).is_file():
+        return text, None
+    depth, cut = 0, -1
+    for i, ch in enumerate(text):
+        depth += ch in "<("
+        depth -= ch in ">)"
+        if ch == "=" and depth == 0:
+            cut = i
+    if cut < 0:
+        return text, None
+    return text[:cut], text[cut + 1:].strip()
+
+
+def check_name(name: str | None) -> str | None:
+    """A variant name a user gives: an identifier of at most MAX_NAME characters."""
+    if name is None:
+        return None
+    if not name.isidentifier() or not name.isascii() or len(name) > MAX_NAME:
+        raise UsageError(f"bad variant name {name[:80]!r}: use letters, digits and _ (not first), "
+                         f"at most {MAX_NAME} characters, e.g. blocktile2d")
+    return name
 
 
 def grid_option(text: str) -> tuple[str, tuple[str, ...]]:
@@ -113,13 +161,12 @@ def add_to_family(family: Family, spec: AddSpec | Sequence[AddSpec] | None) -> t
 
 def cli_args(specs: Sequence[AddSpec]) -> list[str]:
     """Several specs' options again, the kernels folder once, for a profiler's or sanitizer's child."""
-    args: list[str] = []
-    for one in specs:
-        more = one.cli_args()
-        if more[:1] == ["--kernels-dir"] and "--kernels-dir" in args:
-            more = more[2:]
-        args += more
-    return args
+    folders = dict.fromkeys(str(s.kernels_dir.resolve()) for s in specs if s.kernels_dir is not None)
+    args = [word for folder in folders for word in ("--kernels-dir", folder)]
+    added = [s for s in specs if s.path is not None]
+    for one in added:
+        args += ["--add", one.target()]
+    return args + (added[0].shared_args() if added else [])  # one command line's --add share them
 
 
 def load_kernels_dir(directory: Path, family: Family) -> list[Variant]:
@@ -174,23 +221,46 @@ def to_variant(family: Family, spec: AddSpec) -> Variant:
     if path.suffix == ".py":  # any framework's Python launch: variants/python_variant.py
         from gpuprof.variants import python_variant
 
-        return python_variant.user_variant(path, source, spec.function,
-                                           {"block": spec.block, "tile": spec.tile, "grid": spec.grid})
+        added = python_variant.user_variant(path, source, spec.function,
+                                            {"block": spec.block, "tile": spec.tile, "grid": spec.grid})
+        return _named(family, spec, replace(added, name=own_name(family, spec.name) or added.name))
     name = _kernel_in(path, source, family, spec.function, spec.args is not None)
     base = family.variant(family.baseline)
     grid, grid_exprs = grid_option(spec.grid) if spec.grid else (base.grid if not spec.tile else "tiles", ())
     variant = Variant(
-        name=added_name(family, path, name), technique=f"your variant ({path.name})", file=path.resolve(), kernel=name,
+        name=own_name(family, spec.name) or added_name(family, path, name), technique=f"your variant ({path.name})",
+        file=path.resolve(), kernel=name,
         block=spec.block or base.block, tile=spec.tile or (base.tile if not spec.grid else ()),
         grid=grid, grid_exprs=grid_exprs, args=spec.args, reads_output=spec.reads_output,
         defines=dict(base.defines) if not spec.block else {}, user=True,
     )
+    variant = _named(family, spec, variant)
     try:
         check_geometry(f"--add {path}", family, variant)
         check_call(f"--add {path}", family, variant, source, "--args")
     except InputError as exc:
         raise UsageError(exc.message) from None
     return variant
+
+
+def _named(family: Family, spec: AddSpec, variant: Variant) -> Variant:
+    """The variant with --require's constraints, their names checked against the sizes and defines."""
+    if not spec.require:
+        return variant
+    known = [*family.dims, *(d.upper() for d in family.dims), *variant.defines]
+    unknown = constraints.unknown_names(spec.require, known)
+    if unknown:
+        raise UsageError(f"--require {','.join(spec.require)}: {unknown[0]} is none of the sizes and defines "
+                         f"of {variant.name}: {', '.join(known)}")
+    return replace(variant, require=spec.require)
+
+
+def own_name(family: Family, name: str | None) -> str | None:
+    """The name the user gave (FILE:kernel=NAME or --name), if it is free in the family."""
+    taken = set(family.variant_names) | {a for v in family.variants for a in v.aliases}
+    if name in taken:
+        raise UsageError(f"variant name {name!r} already exists in {family.name}; choose another name")
+    return name
 
 
 def added_name(family: Family, path: Path, kernel: str) -> str:
@@ -205,7 +275,7 @@ def added_name(family: Family, path: Path, kernel: str) -> str:
 
 def _kernel_in(path: Path, source: str, family: Family, function: str | None, mapped: bool = False) -> str:
     """The entry point's name (or name expression); it must exist and, unless its arguments are
-    mapped (`args`), take the family's parameters."""
+    mapped (`args`), take the family's parameters (`const` aside: loose_type)."""
     kernels = kernel_declarations(source)
     if not kernels:
         raise InputError(f"{path}: no __global__ kernel found")
@@ -223,11 +293,18 @@ def _kernel_in(path: Path, source: str, family: Family, function: str | None, ma
         return name
     want = parameter_types(family.signature)
     got = [kind for kind, _ in instantiated_parameters(declaration, name)]
-    if got != want:
+    if list(map(loose_type, got)) != list(map(loose_type, want)):
         raise InputError(f"{path}:{declaration.line}: {family.name} kernels take ({', '.join(want)}); "
                          f"{base_name(name)} takes ({', '.join(got)}); map them with --args "
                          "(or args = [...] in a manifest)")
     return name
+
+
+def loose_type(kind: str) -> str:
+    """A parameter type as the signature check compares it: `const` dropped (`__restrict__` is
+    already gone), so `float*` passes for `const float* __restrict__`, as learners write it. A
+    kernel that then writes an input is caught by the check, which compares the inputs after."""
+    return " ".join(w for w in kind.replace("*", " * ").split() if w != "const").replace(" *", "*")
 
 
 def check_call(where: Path | str, family: Family, variant: Variant, source: str, what: str = "args") -> None:

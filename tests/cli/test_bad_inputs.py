@@ -230,7 +230,8 @@ def _cases() -> list[Case]:
 # What to type for an option when it only has to be given (not judged): by parameter name.
 SAMPLE = {
     "variants": ["-v", "grid"], "size": ["--size", "1024"], "define": ["-D", "BM=64"], "add": ["--add", "{tmp}/k.cu"],
-    "block": ["--block", "32"], "tile": ["--tile", "32"], "grid": ["--grid", "one"],
+    "block": ["--block", "32"], "tile": ["--tile", "32"], "grid": ["--grid", "one"], "name": ["--name", "mine"],
+    "require": ["--require", "N%32==0"],
     "kernels_dir": ["--kernels-dir", "{tmp}/folder"], "ladder": ["--ladder"], "kernel": ["--kernel", "k"],
     "nvtx_include": ["--nvtx-include", "x/"], "launch_skip": ["--launch-skip", "1"],
     "launch_count": ["--launch-count", "1"], "per_kernel": ["--launches-per-kernel", "2"],
