@@ -179,3 +179,23 @@ def test_a_suite_with_with_on_several_gpus_is_refused(tmp_path):
     result = CliRunner().invoke(app, ["suite", str(smoke), "--with", "ncu", "--gpus", "all", "--json",
                                       str(tmp_path / "x.json")], env={"COLUMNS": "100"})
     assert result.exit_code == 2 and "--with profiles on one GPU" in result.output
+
+
+def test_a_row_that_read_less_than_its_inputs_is_impossible_and_an_honest_one_is_not(monkeypatch):
+    from types import SimpleNamespace
+
+    from gpuprof import gpu
+
+    monkeypatch.setattr(gpu, "device_info", lambda: SimpleNamespace(l2_bytes=50 * 2**20))
+    reduce = catalog.load_family("reduce")
+    size = {"n": 2**28}
+    rows = []
+    for name, read in (("vectorized_atomic", 1.074e9), ("estimate", 1.01e9)):  # the 94 % estimator
+        row = results.Row(family="reduce", variant=name, size=size, vendor=False,
+                          check=results.CheckResult(status=results.OK))
+        row.ncu = {"dram_read_bytes": read, "dram_write_bytes": 0.0}
+        rows.append(row)
+    row_story.witness_bytes(rows, reduce)
+    assert rows[0].check.status == results.OK
+    assert rows[1].check.status == results.IMPOSSIBLE
+    assert "94 % of the 1.07 GB its inputs hold" in rows[1].check.reasons[-1]
