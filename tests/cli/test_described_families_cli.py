@@ -179,3 +179,24 @@ def test_the_block_survives_a_lean_load_and_a_round_trip(synthetic):
     again = results.from_dict(json.loads("".join(results.json_parts(whole))))
     assert again.families == whole.families == {"gelu_user": gelu_info()}
     assert replace(again, rows=[]) == replace(whole, rows=[])
+
+
+@pytest.mark.parametrize("name", ["smoke_a.json", "h100_matmul_all.json", "h100_ci_a.json"])
+def test_a_recorded_file_shows_the_same_with_the_block_as_from_this_machines_families(runner, fixtures_dir,
+                                                                                      tmp_path, name):
+    """The recorded H100 files (no block) give the registry's families; the same file with the block
+    built from those families must print the very same tables."""
+    from gpuprof.families.described import family_info
+
+    recorded = tmp_path / "a" / name  # two paths of one length: the header line names the file
+    recorded.parent.mkdir()
+    recorded.write_bytes((fixtures_dir / "results" / name).read_bytes())
+    loaded = results.load(recorded)
+    named = {r.family for r in loaded.rows}
+    loaded.families = {f: family_info(registry.resolve(f), registry.host_for(registry.resolve(f))) for f in named}
+    (tmp_path / "b").mkdir()
+    described = results.save(loaded, tmp_path / "b" / name)
+    plain = runner.invoke(app, ["show", str(recorded), "--wide"])
+    with_block = runner.invoke(app, ["show", str(described), "--wide"])
+    assert plain.exit_code == with_block.exit_code and plain.stdout, plain.output
+    assert with_block.stdout.replace(str(described), str(recorded)) == plain.stdout
