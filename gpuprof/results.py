@@ -197,6 +197,47 @@ class Row:
         return self.check.status in FAILED_STATUSES
 
 
+# The "families" block: how each family of the file's rows is described (its rate kind, formula,
+# baseline, vendor reference, variants), so a file of a family this machine lacks still renders as
+# it was run. Versioned on its own: a field added keeps FAMILIES_VERSION, a field renamed, removed
+# or redefined bumps it (a file with a newer one is refused, exit 2).
+FAMILIES_VERSION = 1
+RATE_KINDS = ("flop", "bytes", "link")
+
+
+@dataclass(frozen=True, slots=True)
+class VariantInfo:
+    """One variant of a FamilyInfo, as the run that wrote the file knew it."""
+
+    name: str
+    technique: str = ""
+    precision: str = "fp32"
+    vendor: bool = False
+    user: bool = False  # added from the command line or a kernels_dir, not in the family's folder
+    constraints: tuple[str, ...] = ()  # the variant's `require` constraints, as text; () where none
+    call: str | None = None  # a vendor variant's library call (the manifest's `call`), for the vendor footnote
+
+
+@dataclass(frozen=True, slots=True)
+class FamilyInfo:
+    """A family as the run that wrote the file described it (families.described.family_info builds
+    it from the Family and its host module). `source` (a built-in name or the folder's path) is
+    informational: readers never load anything from it."""
+
+    summary: str
+    rate_kind: str  # RATE_KINDS: what the run table's rate column is (TFLOP/s or GB/s)
+    formula: str  # the rate formula printed under the run table (the host module's FORMULA)
+    dims: tuple[str, ...]
+    baseline: str  # the variant speedups are relative to
+    vendor_reference: str | None = None
+    source: str = ""
+    variants: tuple[VariantInfo, ...] = ()
+    constraints: tuple[str, ...] = ()  # the family's own `require` constraints, as text
+
+    def variant(self, name: str) -> VariantInfo | None:
+        return next((v for v in self.variants if v.name == name), None)
+
+
 @dataclass
 class Results:
     """A whole results file."""
@@ -211,6 +252,9 @@ class Results:
     # its place in the whole suite}}; `gpuprof merge`: {"merged": [one record per file joined]}.
     # Written only when set, so other files stay as they were.
     shard: dict[str, Any] = field(default_factory=dict)
+    # The "families" block by family name (FamilyInfo); empty for files written before it (readers
+    # then ask this machine's registry), and then not written.
+    families: dict[str, FamilyInfo] = field(default_factory=dict)
     schema: str = SCHEMA_NAME
     schema_version: int = SCHEMA_VERSION
 
@@ -229,6 +273,14 @@ def to_dict(results: Results) -> dict[str, Any]:
     data = asdict(results)
     if not data["shard"]:
         del data["shard"]
+    del data["families"]
+    if results.families:  # before the rows: what describes them comes first in the file
+        ordered: dict[str, Any] = {}
+        for key, value in data.items():
+            if key == "rows":
+                ordered["families"] = families_to_dict(results.families)
+            ordered[key] = value
+        data = ordered
     for row, out in zip(results.rows, data["rows"]):
         out["id"] = row.id
         if not out["warnings"]:
@@ -286,11 +338,108 @@ def from_dict(data: Any, path: str | Path | None = None) -> Results:
             timing_policy=dict(data.get("timing_policy", {})),
             compare=dict(data.get("compare") or {}),
             shard=_object(data.get("shard"), "shard"),
+            families=families_from_dict(data.get("families")),
         )
     except KeyError as exc:
         raise InputError(f"{where}malformed results file: {exc.args[0]!r} is missing") from None
     except (TypeError, ValueError) as exc:
         raise InputError(f"{where}malformed results file: {exc}") from None
+
+
+def families_to_dict(infos: dict[str, FamilyInfo]) -> dict[str, Any]:
+    """The "families" block as the file writes it: {"version": N, "by_name": {name: {...}}}."""
+    return {"version": FAMILIES_VERSION, "by_name": {name: _family_to_dict(info) for name, info in infos.items()}}
+
+
+def _family_to_dict(info: FamilyInfo) -> dict[str, Any]:
+    return {"summary": info.summary, "rate_kind": info.rate_kind, "formula": info.formula, "dims": list(info.dims),
+            "baseline": info.baseline, "vendor_reference": info.vendor_reference, "source": info.source,
+            "constraints": list(info.constraints),
+            "variants": {v.name: {"technique": v.technique, "precision": v.precision, "vendor": v.vendor,
+                                  "user": v.user, "constraints": list(v.constraints), "call": v.call}
+                         for v in info.variants}}
+
+
+def families_from_dict(raw: Any) -> dict[str, FamilyInfo]:
+    """The file's "families" block, every field's type checked (TypeError / ValueError naming the
+    field, which from_dict turns into one line naming the file); absent (files written before the
+    block): {}."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise TypeError(f"families must be an object like {{\"version\": {FAMILIES_VERSION}, \"by_name\": ...}}, "
+                        f"not {_shown(raw)}")
+    version = raw.get("version")
+    if type(version) is not int or version < 1:
+        raise TypeError(f"families.version must be a positive integer, not {_shown(version)}")
+    if version > FAMILIES_VERSION:
+        raise ValueError(f"families.version {version} is newer than this gpuprof reads ({FAMILIES_VERSION}); "
+                         "upgrade gpuprof")
+    by_name = raw.get("by_name")
+    if not isinstance(by_name, dict):
+        raise TypeError(f"families.by_name must be an object of families by name, not {_shown(by_name)}")
+    infos = {}
+    for name, entry in by_name.items():
+        if not name:
+            raise ValueError("families.by_name has a family without a name (\"\")")
+        infos[name] = _family_from_dict(entry, f"families.{name}")
+    return infos
+
+
+def _family_from_dict(raw: Any, where: str) -> FamilyInfo:
+    if not isinstance(raw, dict):
+        raise TypeError(f"{where} must be an object like {{\"rate_kind\": \"bytes\", ...}}, not {_shown(raw)}")
+    rate_kind = _text(raw.get("rate_kind"), f"{where}.rate_kind")
+    if rate_kind not in RATE_KINDS:
+        raise ValueError(f"{where}.rate_kind must be one of {', '.join(map(json.dumps, RATE_KINDS))}, "
+                         f"not {_shown(rate_kind)}")
+    variants_raw = raw.get("variants", {})
+    if not isinstance(variants_raw, dict):
+        raise TypeError(f"{where}.variants must be an object of variants by name, not {_shown(variants_raw)}")
+    variants = []
+    for name, entry in variants_raw.items():
+        at = f"{where}.variants.{name}"
+        if not isinstance(entry, dict):
+            raise TypeError(f"{at} must be an object like {{\"precision\": \"fp32\", ...}}, not {_shown(entry)}")
+        variants.append(VariantInfo(
+            name=str(name),
+            technique=_text(entry.get("technique", ""), f"{at}.technique"),
+            precision=_text(entry.get("precision", "fp32"), f"{at}.precision"),
+            vendor=_flag(entry.get("vendor", False), f"{at}.vendor"),
+            user=_flag(entry.get("user", False), f"{at}.user"),
+            constraints=_texts(entry.get("constraints", []), f"{at}.constraints"),
+            call=None if entry.get("call") is None else _text(entry["call"], f"{at}.call"),
+        ))
+    vendor_reference = raw.get("vendor_reference")
+    return FamilyInfo(
+        summary=_text(raw.get("summary", ""), f"{where}.summary"),
+        rate_kind=rate_kind,
+        formula=_text(raw.get("formula", ""), f"{where}.formula"),
+        dims=_texts(raw.get("dims", []), f"{where}.dims"),
+        baseline=_text(raw.get("baseline", ""), f"{where}.baseline"),
+        vendor_reference=None if vendor_reference is None else _text(vendor_reference, f"{where}.vendor_reference"),
+        source=_text(raw.get("source", ""), f"{where}.source"),
+        variants=tuple(variants),
+        constraints=_texts(raw.get("constraints", []), f"{where}.constraints"),
+    )
+
+
+def _text(value: Any, name: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be text, not {_shown(value)}")
+    return value
+
+
+def _flag(value: Any, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be true or false, not {_shown(value)}")
+    return value
+
+
+def _texts(value: Any, name: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise TypeError(f"{name} must be a list of text like [\"n\"], not {_shown(value)}")
+    return tuple(value)
 
 
 def _object(value: Any, name: str) -> dict[str, Any]:

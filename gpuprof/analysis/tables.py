@@ -20,6 +20,9 @@ class Table:
     baseline: str | None  # the variant its speedups are relative to (the column says which)
     vendor: str | None
     mode: str  # the timing mode its rows ran in
+    # How its rate is computed (the family's FORMULA, or the one its results file's families block
+    # keeps), printed under the table; "": render.tables asks the registry, else a generic one.
+    formula: str = ""
 
     @property
     def rate_kind(self) -> str:

@@ -7,6 +7,11 @@ refused always (a shard run twice, or the same file given twice). Rows of suite 
 the suite's order (each shard's `"shard"` record holds its rows' places); other files' rows follow
 in the order given. Speedups of shard rows are computed again over the joined tables, since a
 shard may have held a family's variants without its baseline.
+
+The joined file's "families" block is the union of the inputs' blocks, so shards of a family this
+machine lacks merge as any others. A family two files describe differently (another rate kind,
+formula, baseline, or one variant two ways; `source`, a folder path that differs between machines,
+does not count) keeps the first file's description, and a warning line names the later file.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 from gpuprof import results
 from gpuprof.commands.suite import store_speedups
 from gpuprof.errors import InputError, UsageError
+from gpuprof.families.described import joined
 from gpuprof.progress import ProgressFn, tell
 
 # Fingerprint fields that must agree, with the words a refusal uses for them.
@@ -83,6 +89,8 @@ def merge(files: list[tuple[Path, results.Results]], allow_mixed: bool = False) 
         compare=first.compare,
         shard={"merged": [_record(path, part) for path, part in files]},
     )
+    for path, part in files:  # every family of the join, described as its first file has it
+        notes += [f"{path}: {line}" for line in joined(merged.families, part.families)]
     shard_families = {row.family for _, part in files if part.shard.get("order") for row in part.rows}
     if shard_families:
         store_speedups(merged, only=shard_families)

@@ -15,6 +15,7 @@ from gpuprof.analysis.tables import Report, Table, table_rows
 from gpuprof.commands import row_story
 from gpuprof.errors import EnvironmentProblem, UsageError
 from gpuprof.families import registry
+from gpuprof.families.described import family_info
 from gpuprof.families.interface import FamilyHost
 from gpuprof.gpu import cupy, device_info
 from gpuprof.measure import device_ceilings, integrity, isolation, library_warnings, timing
@@ -110,11 +111,13 @@ def run_tables(request: RunRequest, progress: ProgressFn | None = None,
 def _run_variants(family: Family, chosen: list[Variant], host: FamilyHost, size: dict[str, int],
                   request: RunRequest, progress: ProgressFn | None, checkpoint: Callable[[Results], None] | None,
                   worker: isolation.Worker | None) -> Report:
+    baseline, vendor = request.baseline or family.baseline, family.vendor_reference
+    # the file describes the family as this run used it: --baseline's variant is what its speedups are of
+    described = replace(family_info(family, host), baseline=baseline)
     outcome = Results(environment=fingerprint.environment(), rows=[], timing_policy=request.policy.to_dict(),
-                      created_utc=fingerprint.now_utc())
+                      created_utc=fingerprint.now_utc(), families={family.name: described})
     context_lost = ""
     limits = gpu_ceilings()  # datasheet ceilings: a median below their floor is IMPOSSIBLE
-    baseline, vendor = request.baseline or family.baseline, family.vendor_reference
     tables: list[Table] = []
     for index, variant in enumerate(chosen):
         def report(step: str, variant: Variant = variant, index: int = index,
@@ -133,7 +136,7 @@ def _run_variants(family: Family, chosen: list[Variant], host: FamilyHost, size:
             if row.check.status == FAULT:
                 context_lost = f"{variant.name} faulted and the CUDA context is lost"
         outcome.rows.append(derive.judge(row, limits, host.RATE))
-        tables = _tables(outcome.rows, family, baseline, vendor, request.policy.mode, size)
+        tables = _tables(outcome.rows, family, baseline, vendor, request.policy.mode, size, host.FORMULA)
         report(DONE, outcome=unit_outcome(row))
         if checkpoint:
             checkpoint(outcome)
@@ -152,12 +155,12 @@ def unit_outcome(row: Row, gpu: int | None = None) -> UnitOutcome:
 
 
 def _tables(rows: list[Row], family: Family, baseline: str, vendor: str | None, mode: str,
-            size: dict[str, int]) -> list[Table]:
+            size: dict[str, int], formula: str = "") -> list[Table]:
     """The run's rows as one table (all were asked to run at `size`), their speedups stored."""
     tables = []
     for (_, _, table_mode), group in table_rows(rows, mode, asked=size).items():
         derive.speedups(group, baseline, vendor)
-        tables.append(Table(family, group, baseline, vendor, table_mode))
+        tables.append(Table(family, group, baseline, vendor, table_mode, formula))
     return tables
 
 

@@ -7,49 +7,49 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gpuprof import families, results
+from gpuprof import results
 from gpuprof.analysis import ceilings
 from gpuprof.analysis.ceilings import Ceilings
 from gpuprof.analysis.derive import derive
 from gpuprof.analysis.tables import Report, Table, table_rows
-from gpuprof.errors import GpuprofError
-from gpuprof.families import registry
+from gpuprof.families.described import Described
 from gpuprof.results import Row
-from gpuprof.variants.catalog import Family
 
 
 def show(path: Path) -> Report:
     """Load the file (InputError if it is not a results file) and group its rows into tables as
     `suite` does; each row's figures are derived again with the ceilings of the file's GPU (a file
-    written before speedups were kept gets them here) and stored on it."""
+    written before speedups were kept gets them here) and stored on it. Each family is the one the
+    file's "families" block describes, else this machine's (an earlier file), else a stand-in
+    (families.described)."""
     loaded = results.load(path)
-    precisions_from_catalogue(loaded.rows)
+    described = Described(loaded.families)
+    precisions_from_catalogue(loaded.rows, described)
     limits = ceilings_of(loaded.environment)
     tables = []
     for (family_name, _, mode), rows in table_rows(loaded.rows, str(loaded.timing_policy.get("mode", "cold"))).items():
-        family, rate_kind = _family(family_name, rows)
+        family, rate_kind, formula = described.family(family_name, rows)
         names = {r.variant for r in rows}
         baseline = family.baseline if family.baseline in names else None
         vendor = family.vendor_reference if family.vendor_reference in names else None
         derive(rows, rate_kind, baseline, vendor, limits)
-        tables.append(Table(family, rows, baseline, vendor, mode))
+        tables.append(Table(family, rows, baseline, vendor, mode, formula))
     return Report(loaded, tables, limits)
 
 
-def precisions_from_catalogue(rows: list[Row]) -> None:
-    """Rows of a file that does not say their precision (an earlier gpuprof's) take the catalogue's
-    for their variant; a variant the catalogue does not know keeps it unknown (no ceiling, no
-    compute floor), never fp32's, which made a TF32 GEMM "600 %" of its ceiling."""
+def precisions_from_catalogue(rows: list[Row], described: Described | None = None) -> None:
+    """Rows of a file that does not say their precision (an earlier gpuprof's) take the file's
+    families block's, else the catalogue's for their variant; a variant neither knows keeps it
+    unknown (no ceiling, no compute floor), never fp32's, which made a TF32 GEMM "600 %" of its
+    ceiling."""
+    described = described or Described({})
     known: dict[tuple[str, str], str] = {}
     for row in rows:
         if row.precision != results.UNKNOWN_PRECISION:
             continue
         key = (row.family, row.variant)
         if key not in known:
-            try:
-                known[key] = registry.resolve(row.family).variant(row.variant).precision
-            except (GpuprofError, KeyError, AttributeError):
-                known[key] = results.UNKNOWN_PRECISION
+            known[key] = described.precision(row.family, row.variant)
         row.precision = known[key]
 
 
@@ -61,17 +61,3 @@ def ceilings_of(environment: dict[str, Any]) -> Ceilings | None:
         return ceilings.from_environment(environment)
     except (KeyError, TypeError, ValueError):
         return None
-
-
-def _family(name: str, rows: list[Row]) -> tuple[Family, str]:
-    """The catalogue's family and its rate kind; for rows of no shipped family (pytest rows,
-    another gpuprof's family), a stand-in named after them, rated by what the rows carry."""
-    try:
-        family = registry.resolve(name)
-        return family, families.host(family).RATE
-    except GpuprofError:
-        rate_kind = "flop" if all(r.flop for r in rows) else "bytes"
-        stand_in = Family(name=name, summary="rows of a family this gpuprof does not ship", signature="",
-                          baseline="", vendor_reference=None, dims=tuple(rows[0].size), grid_dims=(),
-                          default_size=dict(rows[0].size), check_sizes=(), variants=(), directory=Path("."))
-        return stand_in, rate_kind

@@ -16,6 +16,7 @@ from gpuprof.analysis.tables import Report, Table, table_rows
 from gpuprof.commands.run import DEFAULT_VARIANT_TIMEOUT_S, RunRequest, gpu_ceilings, run_family
 from gpuprof.errors import InputError
 from gpuprof.families import registry
+from gpuprof.families.described import Described, joined
 from gpuprof.files import read_toml
 from gpuprof.measure import isolation
 from gpuprof.measure.timing import TimingPolicy
@@ -139,9 +140,10 @@ def suite_tables(outcome: results.Results) -> list[Table]:
     """A suite's rows as run tables, each of one family at the size its rows ran at and one timing
     mode; speedups are relative to the family's baseline and vendor rows."""
     tables = []
+    described = Described(outcome.families)  # the file's block, else this machine's registry
     for (name, _, mode), rows in table_rows(outcome.rows, str(outcome.timing_policy.get("mode", "cold"))).items():
-        family = registry.resolve(name)
-        tables.append(Table(family, rows, family.baseline, family.vendor_reference, mode))
+        family, _, formula = described.family(name, rows)
+        tables.append(Table(family, rows, family.baseline, family.vendor_reference, mode, formula))
     return tables
 
 
@@ -202,6 +204,8 @@ def _run_cases(suite: Suite, json_out: Path | None, progress: ProgressFn | None,
                                        timing_policy={"suite": suite.name, **suite.gate_timing(), **suite.timing},
                                        compare={"preset": suite.compare_preset})
             outcome = replace(first, rows=earlier + part.rows)  # the first case's time and environment
+            outcome.families = dict(first.families)
+            joined(outcome.families, part.families)  # one suite's cases describe a family alike
             if shard is not None:
                 outcome.shard = shard
             store_speedups(outcome, only={family_name(case)})  # a sweep's table spans its cases

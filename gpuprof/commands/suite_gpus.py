@@ -20,7 +20,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from gpuprof.commands.run import DEFAULT_VARIANT_TIMEOUT_S, RunRequest, run_fami
 from gpuprof.commands.suite import StepClock, case_variants, gpu_record, label_rows, policy_of, store_speedups
 from gpuprof.commands.suite_plan import Dispatch, Unit, estimate_units, units_of
 from gpuprof.errors import EnvironmentProblem, Finding, GpuprofError, Interrupted, UsageError
+from gpuprof.families.described import joined
 from gpuprof.measure import isolation
 from gpuprof.progress import DONE, Progress, ProgressFn
 from gpuprof.suite_file import Suite
@@ -53,6 +54,7 @@ class UnitDone:
     error: tuple[int, str] | None = None  # (exit code, message)
     started: float = 0.0
     wall_s: float = 0.0
+    families: dict[str, results.FamilyInfo] = field(default_factory=dict)  # its results' families block
 
 
 RunUnit = Callable[[Suite, Unit, isolation.Worker, ProgressFn], results.Results]
@@ -149,7 +151,8 @@ def _gpu_process(gpu: int, suite: Suite, inbox: Any, done: Any, work: RunUnit, t
                 for row in part.rows:
                     row.gpu = gpu_record(gpu, part.environment, row, wall_s, spent)
                 rows = label_rows(part.rows, suite.cases[unit.case_index])
-                done.put(UnitDone(unit.number, gpu, part.environment, rows, started=started, wall_s=wall_s))
+                done.put(UnitDone(unit.number, gpu, part.environment, rows, started=started, wall_s=wall_s,
+                                  families=part.families))
             except GpuprofError as exc:
                 error = (exc.exit_code, str(exc))
                 done.put(UnitDone(unit.number, gpu, {}, [], error, started, time.monotonic() - started))
@@ -213,6 +216,8 @@ class _Merged:
             timing_policy={"suite": self.suite.name, **self.suite.gate_timing(), **self.suite.timing},
             compare={"preset": self.suite.compare_preset},
         )
+        for p in ordered:  # the suite's families, described by the units that ran them
+            joined(self.outcome.families, p.families)
         store_speedups(self.outcome, only={row.family for row in part.rows})  # its table may span GPUs
         if self.json_out is not None:
             results.save(self.outcome, self.json_out)

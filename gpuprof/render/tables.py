@@ -15,6 +15,7 @@ from gpuprof.analysis.ceilings import Ceilings
 from gpuprof.analysis.tables import Report
 from gpuprof.analysis.tables import Table as RunTable
 from gpuprof.errors import GpuprofError
+from gpuprof.families.described import GENERIC_FORMULA
 from gpuprof.measure.timing import MODES
 from gpuprof.render import units
 from gpuprof.render.fit import Column, fitted_table, print_table
@@ -26,11 +27,6 @@ _STATUS_STYLE = {OK: "green", WRONG: "bold red", FAULT: "bold red", TIMEOUT: "bo
                  IMPOSSIBLE: "bold magenta"}
 MEASURED_OVER = ("faster than `devicequery --measure` measured: that figure is one library call at one size "
                  "(cuBLAS 8192³, a D2D copy), not a hardware limit")
-_GENERIC_FORMULA = {"flop": "TFLOP/s = the family's FLOP count / median time",
-                    "bytes": ("GB/s = bytes each element must move (inputs read once, outputs written once) "
-                              "/ median time")}
-
-
 # Higher: left out sooner when the table is wider than the console (render/fit.py). The size goes
 # first when every row ran at one size (the title says it), % ceiling last.
 _DROP_SAME_SIZE, _DROP_SPREAD, _DROP_VS_BASELINE, _DROP_SAMPLES, _DROP_SIZE, _DROP_MEASURED, _DROP_CEILING = (
@@ -164,21 +160,24 @@ def _rate_number(d: Derived) -> str:
     return f"{d.rate / 1e12:.2f}" if d.rate_kind == "flop" else f"{d.rate / 1e9:.0f}"
 
 
-def formula(family_name: str, rate_kind: str) -> str:
-    """The family's own rate formula (families/<name>.py FORMULA), or a generic one for foreign rows."""
+def formula(family_name: str, rate_kind: str, own: str = "") -> str:
+    """The table's own rate formula (`own`: its results file's families block, or the run's family),
+    else the registry's family's FORMULA (families/<name>.py), else a generic one for foreign rows."""
+    if own:
+        return own
     try:
         from gpuprof.families import registry
 
         return str(families.host(registry.resolve(family_name)).FORMULA)
     except (GpuprofError, AttributeError):
-        return _GENERIC_FORMULA[rate_kind]
+        return GENERIC_FORMULA.get(rate_kind, GENERIC_FORMULA["bytes"])
 
 
 def footer(table: RunTable, ceilings: Ceilings | None, environment: Mapping[str, Any] | None = None) -> list[str]:
     kind, name, mode, baseline, vendor = table.rate_kind, table.family.name, table.mode, table.baseline, table.vendor
     lines = [
         f"timing: {mode} — {MODES.get(mode, mode)}; median of the samples; spread = 1.4826·MAD/median.",
-        formula(name, kind) + "; size = the size that row ran at (slow variants have a cap).",
+        formula(name, kind, table.formula) + "; size = the size that row ran at (slow variants have a cap).",
         (f"speedups = ratio of rates (= time ratio at equal sizes) vs {baseline or 'no baseline'} and vs "
          f"{vendor or 'no vendor'} measured in this same run; rows that are not OK get none."),
         ("check: max |out-ref| / max(|ref|, rms(ref)) against a float64 reference, fresh random inputs, "

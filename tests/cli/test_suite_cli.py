@@ -331,3 +331,27 @@ def test_a_shard_stopped_before_its_end_still_says_which_part_it_is(tmp_path, mo
     saved = results.load(out)
     assert saved.shard["index"] == 1 and saved.shard["count"] == 1 and saved.rows
     assert set(saved.shard["order"]) >= {row.id for row in saved.rows}
+
+
+def test_the_suite_file_describes_every_family_its_cases_ran(tmp_path, monkeypatch):
+    """Each case's run describes its family (as run_tables does); the suite's file holds them all."""
+    from gpuprof.families import registry
+    from gpuprof.families.described import family_info
+
+    def run_family(request, progress=None, checkpoint=None, worker=None):
+        family = registry.resolve(request.family)
+        described = {family.name: family_info(family, registry.host_for(family))}
+
+        def with_block(partial):
+            partial.families = described
+            checkpoint(partial)
+
+        return fake_run_family(request, progress, with_block, worker)
+
+    monkeypatch.setattr(suite_runner, "run_family", run_family)
+    out = tmp_path / "smoke.json"
+    suite_runner.run_suite(suite_runner.load(suite_runner.Path("suites/smoke.toml")), out)
+    saved = results.load(out)
+    assert list(saved.families) == ["vecadd", "matmul"]
+    assert (saved.families["vecadd"].rate_kind, saved.families["matmul"].rate_kind) == ("bytes", "flop")
+    assert saved.families["matmul"].formula == registry.host_for(registry.resolve("matmul")).FORMULA

@@ -6,6 +6,8 @@ import os
 
 from gpuprof import results
 from gpuprof.errors import EnvironmentProblem
+from gpuprof.families import registry
+from gpuprof.families.described import family_info
 from gpuprof.progress import Progress
 from gpuprof.results import CheckResult, Results, Row, Timing
 
@@ -22,8 +24,10 @@ def fake_unit(suite, unit, worker, progress) -> Results:
                     sm_clock_mhz=[1900.0 + int(gpu)] * 10)
     row = Row(family=case.family, variant=unit.variant, size=size, vendor=False,
               check=CheckResult(status=results.OK), timing=timing)
+    family = registry.resolve(case.family)  # described as run_tables describes it
     return Results(environment={"gpu_name": "Fake GPU", "gpu_uuid": f"GPU-fake-{gpu}",
-                                "order": os.environ.get("CUDA_DEVICE_ORDER")}, rows=[row])
+                                "order": os.environ.get("CUDA_DEVICE_ORDER")}, rows=[row],
+                   families={family.name: family_info(family, registry.host_for(family))})
 
 
 def failing_unit(suite, unit, worker, progress) -> Results:

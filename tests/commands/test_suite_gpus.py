@@ -61,6 +61,8 @@ def test_rows_spread_over_gpu_processes_merge_in_suite_order(suite, tmp_path):
         assert row.gpu["sm_clock_mhz"] == 1900.0 + row.gpu["index"]
     assert [r.control for r in saved.rows] == [False] * 6 + [True]
     assert saved.compare == {"preset": "strict"}
+    assert list(saved.families) == ["vecadd", "matmul"]  # every unit's family, described once
+    assert saved.families["vecadd"].rate_kind == "bytes" and saved.families["matmul"].vendor_reference == "cublas"
     assert saved.environment["order"] == "PCI_BUS_ID"
     assert [g["index"] for g in saved.environment["gpus"]] == sorted({r.gpu["index"] for r in saved.rows})
     assert [step.finished for step in seen] == list(range(1, 8)) and {step.total for step in seen} == {7}

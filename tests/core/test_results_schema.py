@@ -324,3 +324,82 @@ def test_the_results_files_timing_modes_are_the_timers():
     from gpuprof.measure.timing import MODES
 
     assert tuple(MODES) == results_file.TIMING_MODES == suite_file.TIMING_MODES
+
+
+# ---------------------------------------------------------------- the "families" block
+
+
+def described_results() -> Results:
+    from gpuprof.results import FamilyInfo, VariantInfo
+
+    info = FamilyInfo(summary="C = A·B", rate_kind="flop", formula="TFLOP/s = 2·m·n·k / median time",
+                      dims=("m", "n", "k"), baseline="naive", vendor_reference="cublas", source="matmul",
+                      variants=(VariantInfo("naive", "one thread per output"),
+                                VariantInfo("smem_tiled", "smem tiles", precision="fp32", constraints=("k % 32 == 0",)),
+                                VariantInfo("cublas", "cublasSgemm", vendor=True, call="cublas.sgemm")))
+    return Results(**{**sample_results().__dict__, "families": {"matmul": info}})
+
+
+def test_the_families_block_round_trips_through_save_load_and_a_lean_load(tmp_path):
+    original = described_results()
+    path = save(original, tmp_path / "r.json")
+    data = json.loads(path.read_text())
+    assert list(data)[:2] == ["environment", "families"] and data["families"]["version"] == results.FAMILIES_VERSION
+    entry = data["families"]["by_name"]["matmul"]
+    assert entry["rate_kind"] == "flop" and entry["dims"] == ["m", "n", "k"]
+    assert entry["variants"]["smem_tiled"] == {"technique": "smem tiles", "precision": "fp32", "vendor": False,
+                                               "user": False, "constraints": ["k % 32 == 0"], "call": None}
+    assert load(path).families == from_dict(data).families == original.families
+    assert load(path, lean=True).families == original.families
+    assert save(load(path), tmp_path / "again.json").read_text() == path.read_text()
+
+
+def test_a_file_without_the_block_loads_as_before_and_is_written_without_one(tmp_path):
+    plain = sample_results()
+    assert "families" not in to_dict(plain)
+    path = save(plain, tmp_path / "r.json")
+    assert load(path).families == {} and load(path, lean=True).families == {}
+    assert save(load(path), tmp_path / "again.json").read_text() == path.read_text()
+
+
+def test_the_block_is_built_from_a_family_and_its_host():
+    from gpuprof.families import registry
+    from gpuprof.families.described import family_info
+
+    family = registry.resolve("vecadd")
+    host = registry.host_for(family)
+    info = family_info(family, host)
+    assert (info.rate_kind, info.formula, info.source) == (host.RATE, host.FORMULA, "vecadd")
+    assert [v.name for v in info.variants] == family.variant_names
+    assert info.baseline == family.baseline and info.vendor_reference == family.vendor_reference
+    assert all(v.constraints == () for v in info.variants)  # no `require` on this branch's Variant
+
+
+def test_joined_blocks_keep_the_first_description_and_union_variants():
+    from dataclasses import replace
+
+    from gpuprof.families.described import joined
+
+    info = described_results().families["matmul"]
+    into = {"matmul": replace(info, variants=info.variants[:1])}
+    assert joined(into, {"matmul": replace(info, source="/elsewhere/matmul")}) == []
+    assert into["matmul"].variants == info.variants  # the variants only the second had, added
+    notes = joined(into, {"matmul": replace(info, rate_kind="bytes")})
+    assert len(notes) == 1 and "rate_kind" in notes[0] and into["matmul"].rate_kind == "flop"
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda f: f.update(version="1"), "families.version must be a positive integer"),
+    (lambda f: f.update(version=2), "families.version 2 is newer"),
+    (lambda f: f["by_name"]["matmul"].pop("rate_kind"), "families.matmul.rate_kind must be text"),
+    (lambda f: f["by_name"]["matmul"].update(dims="mnk"), "families.matmul.dims must be a list"),
+    (lambda f: f["by_name"]["matmul"]["variants"]["naive"].update(constraints=[1]),
+     "families.matmul.variants.naive.constraints"),
+    (lambda f: f["by_name"]["matmul"].update(vendor_reference=3), "families.matmul.vendor_reference must be text"),
+])
+def test_a_malformed_block_is_refused_naming_the_field(edit, words):
+    data = to_dict(described_results())
+    edit(data["families"])
+    with pytest.raises(InputError) as caught:
+        from_dict(json.loads(json.dumps(data)), "r.json")
+    assert caught.value.message.startswith("r.json: malformed results file: ") and words in caught.value.message
