@@ -279,7 +279,7 @@ if has own; then
   T=tests/kernels/tutorial/sgemm_cuda
   BT="$T/5_kernel_2D_blocktiling.cuh:sgemm2DBlocktiling<128,128,8,8,8>=blocktile2d"
   WT="$T/10_kernel_warptiling.cuh:sgemmWarptiling<128,128,16,64,64,4,8,4,128>=warptile_t"
-  COMMON=(--args M,N,K,1.0,A,B,0.0,C --grid 'ceil(N/128),ceil(M/128)')
+  COMMON=(--args M,N,K,1.0,A,B,0.0,C --reads-output --grid 'ceil(N/128),ceil(M/128)')  # C = alpha AB + beta C reads C
   g sgemm_bt_req run matmul -v cublas --add "$BT" --block 256 "${COMMON[@]}" --require 'M%128==0,N%128==0,K%8==0' -s 4096 --max-time 0.5
   g sgemm_wt_req run matmul -v cublas --add "$WT" --block 128 "${COMMON[@]}" --require 'M%128==0,N%128==0,K%16==0' -s 4096 --max-time 0.5
   g sgemm_bt_none run matmul -v cublas --add "$BT" --block 256 "${COMMON[@]}" -s 4096 --check-only

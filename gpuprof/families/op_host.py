@@ -23,7 +23,7 @@ The [op] table (every key checked when the family is loaded; an error names the 
     formula = "GB/s = ..."              # optional: the line under the run table (default: from rate and
                                         # the count)
     tolerance = 1e-5                    # optional: the largest scaled error (default: tolerance() below)
-    error_scale = "rms"                 # optional: "rms" (default) or "element" (interface.FamilyHost)
+    error_scale = "rms"                 # optional: "rms" (default), "element" (interface.FamilyHost) or "input"
     distributions = ["uniform", "normal", "heavy"]  # optional: the input distributions the check draws
     input_classes = ["needles"]         # optional: structured inputs the check adds (families/input_classes.py)
 
@@ -57,7 +57,11 @@ if TYPE_CHECKING:
 OP_KEYS = ("inputs", "output", "reference", "vendor", "rate", "flop", "bytes", "formula", "tolerance",
            "error_scale", "distributions", "input_classes")
 RATES = ("bytes", "flop")
-ERROR_SCALES = ("rms", "element")
+# "input": each error against max(|ref_i|, rms(ref), rms(inputs)), for an activation whose output is
+# small where its input is not (GELU's 0.5x(1 + tanh(z)) cancels for negative x, so an FP32 result
+# is off by ~|x|·u there, a large part of a tiny |y|; a one-element check is otherwise judged against
+# that tiny |y| alone).
+ERROR_SCALES = ("rms", "element", "input")
 # Why several: a kernel that hard-codes an answer true for one distribution (a clamp that never
 # triggers on [-1, 1), a shortcut for small |x|) is WRONG on another; the check draws fresh inputs
 # with a fresh seed at every check size, so a run sees a mix of them.
@@ -101,6 +105,9 @@ class OpModule:
         self.FORMULA = self._formula(op)
         self._tolerance = self._positive(op, "tolerance")
         self.ERROR_SCALE = self._choice(op, "error_scale", ERROR_SCALES, "rms")
+        self._input_rms = 0.0  # of the inputs the last reference() saw: "input" scaling reads it
+        if self.ERROR_SCALE == "input":
+            self.scaled_error = self._input_scaled_error  # interface.ScaledError: the check's own scaling yields
         self.distributions = self._distributions(op)
         self.INPUT_CLASSES = self._input_classes(op)
         self._arg_slots = self._slots()
@@ -342,9 +349,25 @@ class OpModule:
         function = self._callable(self.reference_spec, self._reference_own, "reference")
         with _on_current_stream(cp):
             args = [t.from_dlpack(inputs[name].astype(cp.float64)) for name in self.inputs]
+            if self.ERROR_SCALE == "input":  # the check judges right after the reference of the same inputs
+                self._input_rms = max(float(cp.sqrt(cp.mean(inputs[name].astype(cp.float64) ** 2)))
+                                      if inputs[name].size else 0.0 for name in self.inputs)
             result = self._call(function, self.reference_spec, "reference", args)
             expected = _extents(self.output_shape, size)
             return self._as_output(result, args, expected, self.reference_spec, t, cp)
+
+    def _input_scaled_error(self, out: Any, ref: Any, size: dict[str, int]) -> tuple[float, int]:
+        """(worst |out - ref| / max(|ref_i|, rms(ref), rms(inputs)), outputs left NaN): ERROR_SCALE "input"."""
+        import numpy as np
+
+        xp = np if isinstance(ref, np.ndarray) else cupy()
+        out64 = out.astype(xp.float64)
+        not_written = int(xp.count_nonzero(xp.isnan(out64)))
+        if out.size == not_written:
+            return float("nan"), not_written
+        rms = float(xp.sqrt(xp.mean(xp.abs(ref) ** 2))) if ref.size else 0.0
+        scale = xp.maximum(xp.abs(ref), max(rms, self._input_rms, float(np.finfo(np.float64).tiny)))
+        return float(xp.nanmax(xp.abs(out64 - ref) / scale)), not_written
 
     def vendor_launch(self, call: str, inputs: dict[str, Any], out: Any, size: dict[str, int]) -> Launch:
         """launch(stream) of a vendor row: the vendor table's callable writing into the output, or

@@ -27,6 +27,8 @@ def library(call: str, environment: Mapping[str, Any]) -> str:
                 "torch": environment.get("torch_version"), "cupy": environment.get("cupy_version"),
                 "runtime": environment.get("cuda_runtime")}
     words = next((text for prefix, text in _LIBRARIES if call.startswith(prefix)), None)
+    if words is None and "." not in call:  # a family folder's [op] vendor table names its own function
+        return "the family's own function ([op] vendor in its family.toml)"
     if words is None:
         return call.split(".", 1)[0]
     return words.format(**{name: value or "?" for name, value in versions.items()})

@@ -217,7 +217,7 @@ def numpy_device(monkeypatch):
     """NumPy arrays in place of CuPy's (draws on the host), CPU torch in place of CUDA torch."""
     torch = pytest.importorskip("torch")
     shim = SimpleNamespace(**{k: getattr(np, k) for k in ("float32", "float64", "nan", "full", "where", "clip",
-                                                          "asarray", "from_dlpack")},
+                                                          "asarray", "from_dlpack", "sqrt", "mean")},
                            cuda=SimpleNamespace(get_current_stream=lambda: None))
     monkeypatch.setattr(_random, "cupy", lambda: shim)
     monkeypatch.setattr(op_host, "cupy", lambda: shim)
@@ -369,3 +369,30 @@ def test_the_starters_vendor_function_writes_into_its_output(tmp_path, numpy_dev
     out = np.full(101, np.nan, np.float32)
     module.vendor_launch("torch", {"x": x}, out, {"n": 101})(None)
     np.testing.assert_allclose(out, x * x + x + 1, rtol=1e-6)
+
+
+GELU_PY = ("import torch\n\n\ndef reference(x):\n    return torch.nn.functional.gelu(x, approximate='tanh')\n")
+
+
+def _gelu_fp32(x: np.ndarray) -> np.ndarray:
+    """The tanh-form GELU as an FP32 kernel computes it (every step rounded to FP32)."""
+    x = x.astype(np.float32)
+    inner = np.float32(0.7978845608028654) * (x + np.float32(0.044715) * x * x * x)
+    return np.float32(0.5) * x * (np.float32(1) + np.tanh(inner))
+
+
+def test_input_scaling_judges_a_cancelling_activation_against_its_input(tmp_path, numpy_device):
+    x = np.array([-4.0], np.float32)  # 1 + tanh(z) cancels: y is tiny, FP32's y is off by ~|x|·u
+    rms = load(write_folder(tmp_path, family_py=GELU_PY, name="rms"))
+    own = load(write_folder(tmp_path, {"error_scale": '"input"'}, family_py=GELU_PY, name="inp"))
+    assert getattr(rms, "scaled_error", None) is None and own.scaled_error is not None
+    out = _gelu_fp32(x)
+    ref = own.reference({"x": x}, {"n": 1})
+    err, unwritten = own.scaled_error(out, ref, {"n": 1})
+    assert unwritten == 0 and err < 1e-6
+    plain = float(np.abs(out.astype(np.float64) - ref).max() / np.abs(ref).max())
+    assert plain > 1e-4  # judged against |y| alone, an honest FP32 GELU looks wrong (tolerance 1e-5)
+    wrong, _ = own.scaled_error(out + np.float32(0.01), ref, {"n": 1})
+    assert wrong > 1e-3  # a real error still shows against |x|
+    nan_out = np.full(1, np.nan, np.float32)
+    assert own.scaled_error(nan_out, ref, {"n": 1})[1] == 1
