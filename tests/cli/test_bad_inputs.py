@@ -241,7 +241,7 @@ SAMPLE = {
     "no_skip": ["--no-skip"], "tool": ["--tool", "memcheck"], "sanitizer": ["--sanitizer", "/bin/true"],
     "leak_check": ["--leak-check"], "timing": ["--timing", "hot"], "min_samples": ["--min-samples", "5"],
     "max_time": ["--max-time", "1"], "target_spread": ["--target-spread", "0.01"],
-    "discard_throttled": ["--discard-throttled"], "wide": ["--wide"],
+    "discard_throttled": ["--discard-throttled"], "wide": ["--wide"], "top": ["--top", "2"], "cover": ["--cover", "80"],
 }
 # A command line in each mode of each command of the option table: (words before the option, after it).
 MODE_ARGV = {
@@ -254,6 +254,8 @@ MODE_ARGV = {
     ("run", "timed"): (["run", "vecadd"], []), ("run", "check-only"): (["run", "vecadd", "--check-only"], []),
     ("compare", "table"): (["compare", "{tmp}/good.json", "{tmp}/good2.json"], []),
     ("compare", "json"): (["compare", "{tmp}/good.json", "{tmp}/good2.json", "--format", "json"], []),
+    ("profile", "ranked"): (["profile"], ["--", "./app"]),
+    ("profile", "nvtx"): (["profile", "--nvtx", "mm"], ["--", "./app"]),
 }
 # A command line each command accepts up to its options (ranges: in the mode where the option applies).
 BASE_ARGV = {
