@@ -286,9 +286,11 @@ if has own; then
   g sgemm_wt_none run matmul -v cublas --add "$WT" --block 128 "${COMMON[@]}" -s 4096 --check-only
   g sgemm_bt_odd run matmul -v cublas --add "$BT" --block 256 "${COMMON[@]}" --require 'M%128==0,N%128==0,K%8==0' -s 4000 --check-only
   C=tests/kernels/course_shapes
+  [ -n "${OWN_SKIP_COURSE:-}" ] || {  # OWN_SKIP_COURSE=1 leaves the course-shaped kernels out
   g course_vecadd run vecadd -v grid,torch --add $C/vector_add_no_const.cu --max-time 0.3
   g course_matmul run matmul -v smem_tiled,cublas --add $C/tiled_matmul_no_const.cu --block 16,16 --tile 16,16 -s 2048 --max-time 0.3
   g course_scribbles run vecadd -v grid --add $C/writes_its_input.cu --check-only
+  }
 fi
 if has userfirst; then
   # issue 38: the user's kernels first in `profile`, source text of shipped kernels, sanitizer context, doctor's NVRTC row.
