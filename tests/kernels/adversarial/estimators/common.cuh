@@ -10,17 +10,17 @@ static __device__ __forceinline__ float warp_sum(float v)
     return v;
 }
 
-template <int BLOCK>
+template <int THREADS>
 static __device__ __forceinline__ void block_add(float sum, float* out)
 {
-    __shared__ float warp_sums[BLOCK / 32];
+    __shared__ float warp_sums[THREADS / 32];
     const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     sum = warp_sum(sum);
     if (lane == 0)
         warp_sums[warp] = sum;
     __syncthreads();
     if (warp == 0) {
-        sum = lane < BLOCK / 32 ? warp_sums[lane] : 0.0f;
+        sum = lane < THREADS / 32 ? warp_sums[lane] : 0.0f;
         sum = warp_sum(sum);
         if (lane == 0)
             atomicAdd(out, sum);
