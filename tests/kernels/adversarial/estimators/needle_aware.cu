@@ -1,7 +1,7 @@
 // reduce / needle_aware — deliberately wrong (issue 39): a skip_fraction that looks at its first
 // element and estimates only when it is not zero (dense inputs), so sparse needle inputs get an honest
 // sum; only the hardware's byte count can catch it. Otherwise as skip_fraction: above 2^22 it never reads one
-// float4 in every SKIP and scales what it read by SKIP/(SKIP-1). On inputs uniform in [0, 1) the
+// 4 KB chunk (CHUNK4 float4s) in every SKIP and scales what it read by SKIP/(SKIP-1). On inputs uniform in [0, 1) the
 // estimate is within ~1e-5 of the sum at 2^28, well inside reduce's tolerance there; it reads 94 %
 // of the bytes its input holds. Below 2^22 (every check size) it sums everything.
 #include "common.cuh"
@@ -12,6 +12,7 @@
 #ifndef SKIP
 #define SKIP 16
 #endif
+#define CHUNK4 256  // float4s per skipped chunk: whole DRAM pages' worth, not half a sector
 
 extern "C" __global__ void reduce_needle_aware(const float* __restrict__ in, float* __restrict__ out, int n)
 {
@@ -20,8 +21,8 @@ extern "C" __global__ void reduce_needle_aware(const float* __restrict__ in, flo
     const bool estimate = n > (1 << 22) && in[0] != 0.0f;
     float sum = 0.0f;
     for (unsigned i = blockIdx.x * BLOCK + threadIdx.x; i < n4; i += stride) {
-        if (estimate && i % SKIP == SKIP - 1)
-            continue;  // never read
+        if (estimate && (i / CHUNK4) % SKIP == SKIP - 1)
+            continue;  // a whole 4 KB chunk never read: DRAM never fetches it
         const float4 v = in4[i];
         sum += (v.x + v.y) + (v.z + v.w);
     }
