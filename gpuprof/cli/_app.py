@@ -56,7 +56,7 @@ class OneLineErrors(TyperGroup):
             if exc.errno != errno.EPIPE:
                 raise
             _stdout_failed(exc)
-            raise typer.Exit(0) from None
+            raise typer.Exit() from None  # exit 0: the reader has what it wanted
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if "--version" in args and len(args) > 1:

@@ -68,12 +68,14 @@ def joined(into: dict[str, FamilyInfo], more: Mapping[str, FamilyInfo]) -> list[
             continue
         if mine == info:
             continue
-        theirs_by_name = {v.name: v for v in info.variants}
-        clash = [v.name for v in mine.variants if v.name in theirs_by_name and theirs_by_name[v.name] != v]
+        ours, theirs = _keyed(mine.variants), _keyed(info.variants)
+        clash = [key for key, v in ours.items() if theirs.get(key, v) != v]
         same_family = _family_fields(mine) == _family_fields(info)
         if same_family and not clash:
-            known = {v.name for v in mine.variants}
-            into[name] = replace(mine, variants=mine.variants + tuple(v for v in info.variants if v.name not in known))
+            joined_variants = dict(ours)
+            for key, v in theirs.items():
+                joined_variants.setdefault(key, v)
+            into[name] = replace(mine, variants=tuple(joined_variants.values()))
             continue
         what = ", ".join(k for k, v in _family_fields(mine).items() if _family_fields(info)[k] != v)
         if clash:
@@ -85,6 +87,11 @@ def joined(into: dict[str, FamilyInfo], more: Mapping[str, FamilyInfo]) -> list[
 
 def _fields(info: FamilyInfo) -> dict[str, Any]:
     return {name: getattr(info, name) for name in FamilyInfo.__dataclass_fields__}
+
+
+def _keyed(variants: tuple[VariantInfo, ...]) -> dict[str, VariantInfo]:
+    """Variants by their name, in order (joining two descriptions of one family's variants)."""
+    return {v.name: v for v in variants}
 
 
 def _family_fields(info: FamilyInfo) -> dict[str, Any]:
@@ -146,11 +153,12 @@ class Described:
         info = self.infos.get(name)
         if info is not None:
             return family_of(info, name), info.rate_kind, info.formula or GENERIC_FORMULA[info.rate_kind]
+        from gpuprof import families
         from gpuprof.families import registry
 
         try:
             family = registry.resolve(name)
-            host = registry.host_for(family)
+            host = families.host(family)
             return family, str(host.RATE), str(host.FORMULA)
         except (GpuprofError, AttributeError):
             return None
