@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from gpuprof.errors import UsageError
 from gpuprof.results import size_label
-from gpuprof.variants.expressions import check_condition, condition_names, holds, size_symbols
+from gpuprof.variants.expressions import check_condition, condition_names, holds, size_symbols, split_top_level
 
 # How far nearest_allowed looks from a dimension's value, each way, before it gives up on a size.
 SEARCH_STEPS = 1 << 14
@@ -20,19 +20,9 @@ MAX_EXTENT = 2**31 - 1  # the kernels' 32-bit index limit (variants/sizes.py)
 
 
 def split(text: str) -> list[str]:
-    """'M%128==0,N%128==0, min(M,N) >= 1' -> each condition; commas inside parentheses stay."""
-    parts: list[str] = []
-    current: list[str] = []
-    depth = 0
-    for ch in text:
-        depth += (ch == "(") - (ch == ")")
-        if ch == "," and depth == 0:
-            parts.append("".join(current).strip())
-            current = []
-        else:
-            current.append(ch)
-    parts.append("".join(current).strip())
-    return parts
+    """'M%128==0,N%128==0, min(M,N) >= 1' -> each condition; commas inside parentheses stay (< and >
+    are comparisons here, not brackets)."""
+    return split_top_level(text, "(", ")")
 
 
 def parse_option(text: str) -> tuple[str, ...]:

@@ -130,15 +130,16 @@ def size_symbols(dims: tuple[str, ...] | list[str], size: dict[str, int]) -> dic
     return {**{d: size[d] for d in dims}, **{d.upper(): size[d] for d in dims}}
 
 
-def split_top_level(text: str) -> list[str]:
-    """'ceil(M/32),cdiv(N, 32)' -> ['ceil(M/32)', 'cdiv(N, 32)']: commas inside parentheses stay."""
+def split_top_level(text: str, opening: str = "(<", closing: str = ")>") -> list[str]:
+    """'ceil(M/32),cdiv(N, 32)' -> ['ceil(M/32)', 'cdiv(N, 32)']: commas inside parentheses (and
+    template brackets, unless `opening`/`closing` leave them out) stay."""
     parts: list[str] = []
     current: list[str] = []
     depth = 0
     for ch in text:
-        if ch in "(<":
+        if ch in opening:
             depth += 1
-        elif ch in ")>":
+        elif ch in closing:
             depth -= 1
         if ch == "," and depth == 0:
             parts.append("".join(current).strip())
