@@ -17,8 +17,6 @@ from gpuprof.results import size_label
 from gpuprof.variants.selection import VariantOptions
 
 if TYPE_CHECKING:
-    from rich.table import Table
-
     from gpuprof.variants.catalog import Family, Variant
 
 COMPILE_TIMEOUT_S = 300.0  # tools/nvcc.py's default, kept here so `gpuprof --help` imports no compiler code
@@ -106,6 +104,7 @@ def build(family: FamilyArg = None, variants: Variants = None, arch: Arch = "sm_
     """
     from gpuprof.commands.build import build_family, build_file, check_arch
     from gpuprof.files import check_outputs
+    from gpuprof.render.build_view import build_json, build_table
     from gpuprof.render.fit import print_table
     from gpuprof.render.safe_text import visible
 
@@ -141,41 +140,18 @@ def build(family: FamilyArg = None, variants: Variants = None, arch: Arch = "sm_
             for fam, chosen, _ in selection:
                 triton += [f"{fam.name}/{v.name}" for v in chosen if v.is_python]
                 results += build_family(fam, chosen, arch, on_done=on_done, timeout_s=compile_timeout)
-        write_json({"schema": "gpuprof.build", "arch": arch, "kernels": [_build_json(r) for r in results]}, target)
+        write_json({"schema": "gpuprof.build", "arch": arch, "kernels": [build_json(r, arch) for r in results]},
+                   target)
     console = human_console(target)
     if str(target) != "-":
-        print_table(console, _build_table(results, arch), wide=False)
+        print_table(console, build_table(results, arch, console.width), wide=False)
         if triton:
             console.print(visible(f"not built here (Triton and other Python variants compile at their first launch): "
-                                  f"{', '.join(triton)}"), soft_wrap=True, markup=False)
+                                  f"{', '.join(triton)}"), markup=False, highlight=False)
     failed = [r for r in results if r.error]
     if failed:
         raise InputError(f"{len(failed)} kernel(s) did not compile: "
                          + "; ".join(f"{r.family}/{r.variant}: {r.error}" for r in failed))
-
-
-def _build_json(r) -> dict:
-    usage = r.usage.__dict__ if r.usage else None
-    return {"family": r.family, "variant": r.variant, "defines": r.defines, "resources": usage, "error": r.error}
-
-
-def _build_table(results, arch: str) -> Table:
-    from rich.markup import escape
-    from rich.table import Table
-
-    table = Table(title=f"nvcc -arch={arch} resource report (ptxas -v)", title_justify="left")
-    for head in ("family", "variant", "registers", "smem (B)", "stack (B)", "spill st/ld (B)", "barriers", "defines"):
-        table.add_column(head, justify="left" if head in ("family", "variant", "defines") else "right")
-    for r in results:
-        u = r.usage
-        if u is None:
-            table.add_row(escape(r.family), escape(r.variant), "[red]error[/]", "", "", "", "", escape(r.error or ""))
-            continue
-        spill = f"{u.spill_store_bytes}/{u.spill_load_bytes}"
-        table.add_row(escape(r.family), escape(r.variant), str(u.registers), str(u.shared_bytes), str(u.stack_bytes),
-                      f"[red]{spill}[/]" if u.spills else spill, str(u.barriers),
-                      escape(" ".join(f"{k}={v}" for k, v in r.defines.items())))
-    return table
 
 
 @app.command()
