@@ -13,11 +13,10 @@ from gpuprof.cli._boundary import exit_on_error, status
 from gpuprof.cli._options import Arch, Force, JsonOut, Variants, json_target, with_variant_options
 from gpuprof.cli._output import human_console, write_json
 from gpuprof.errors import InputError, UsageError
-from gpuprof.results import size_label
 from gpuprof.variants.selection import VariantOptions
 
 if TYPE_CHECKING:
-    from gpuprof.variants.catalog import Family, Variant
+    from gpuprof.variants.catalog import Family
 
 COMPILE_TIMEOUT_S = 300.0  # tools/nvcc.py's default, kept here so `gpuprof --help` imports no compiler code
 CompileTimeout = Annotated[float, typer.Option(
@@ -37,12 +36,9 @@ def list_command(family: FamilyArg = None, json_out: JsonOut = None, force: Forc
 
     Examples: gpuprof list matmul; gpuprof list --json -
     """
-    from rich.markup import escape
-    from rich.table import Table
-    from rich.text import Text
-
     from gpuprof.files import check_outputs
     from gpuprof.render.fit import print_table
+    from gpuprof.render.list_view import family_table
 
     with exit_on_error():
         target = json_target(json_out)
@@ -53,28 +49,7 @@ def list_command(family: FamilyArg = None, json_out: JsonOut = None, force: Forc
         return
     console = human_console(target)
     for fam in families:
-        table = Table(title=Text(f"{fam.name}: {fam.summary}  (default size {size_label(fam.default_size)})"),
-                      title_justify="left")
-        table.add_column("variant", no_wrap=True)
-        table.add_column("technique")
-        table.add_column("launch", no_wrap=True)
-        for v in fam.variants:
-            marks = " (vendor)" if v.vendor else ""
-            marks += " (baseline)" if v.name == fam.baseline else ""
-            launch = _launch_text(v)
-            if v.max_size:
-                launch += f", size cap {size_label(v.max_size)}"
-            table.add_row(escape(v.name) + marks, escape(v.technique), escape(launch))
-        print_table(console, table, wide=False)
-
-
-def _launch_text(v: Variant) -> str:
-    if v.vendor:
-        return "library"
-    if v.is_python:
-        shown = v.file.name if v.file else "?"
-        return f"Triton JIT ({shown})" if v.is_triton else f"Python {v.entry}() ({shown})"
-    return f"block {'x'.join(map(str, v.block_dims()[:len(v.block)]))}"
+        print_table(console, family_table(fam, console.width), wide=False)
 
 
 def _family_json(fam: Family) -> dict:
