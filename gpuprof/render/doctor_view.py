@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 
 from gpuprof.commands.doctor import Check
@@ -30,8 +31,8 @@ def doctor_view(checks: Sequence[Check], width: int | None) -> Group:
     columns = [Column("", justify="left"), Column("check", justify="left"),
                Column("result", justify="left", wrap=True), Column("needed for", justify="left", wrap=True)]
 
-    def table(paths_inside: bool):  # -> Table
-        rows = []
+    def table(paths_inside: bool) -> Table:
+        rows: list[list[str | Text]] = []
         for c in checks:
             detail = c.detail
             if not paths_inside and _AT in detail:
