@@ -32,8 +32,8 @@ CHARS_PER_INCH = 11  # at 10 pt a wrapped title stays inside the figure
 _SWEEP_LABEL = re.compile(r"^(?P<base>.*?)\[(?P<defines>[^\]]*)\]$")
 
 
-NO_MATPLOTLIB = ("charts left out: matplotlib is not installed (pip install 'gpuprof[plot]'); "
-                 "every figure is in the tables")
+NO_MATPLOTLIB = ("rooflines and sweep charts left out: matplotlib is not installed (pip install 'gpuprof[plot]'); "
+                 "the ladders are drawn without it and every figure is in the tables")
 
 
 def available() -> bool:

@@ -21,6 +21,7 @@ from gpuprof.commands.report import StoryReport
 from gpuprof.files import HTML_MARK
 from gpuprof.render import charts, units
 from gpuprof.render.library_warnings_view import TF32_MARK, tf32_off
+from gpuprof.render.svg_ladder import ladder_svg
 from gpuprof.render.tables import footer
 from gpuprof.results import OK, Row, size_label
 
@@ -173,8 +174,8 @@ def _family_section(story: StoryReport, family: str, tables: list[Table]) -> str
         sizes = ", ".join(charts.largest_first({size_label(r.size) for r in table.rows}))
         parts.append(f"<h3>{_e(family)} at {_e(sizes)} ({_e(table.mode)} timing)</h3>")
         parts.append(_geomean_line(speedups, table))
-        if drawn:
-            parts.append(f"<div class=\"chart ladder\">{charts.svg_text(charts.ladder_figure(table))}</div>")
+        ladder = charts.svg_text(charts.ladder_figure(table)) if drawn else ladder_svg(table)
+        parts.append(f"<div class=\"chart ladder\">{ladder}</div>")
         parts.append(_rows_table(story, table))
         all_rows += table.rows
     if drawn:

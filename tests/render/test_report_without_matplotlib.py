@@ -1,16 +1,20 @@
 """`gpuprof report` where matplotlib is not installed (README command 1 installs no extras): the
-page is written without its charts and says so in one line; --png is refused (exit 3) before its
+page is written with ladders gpuprof draws itself, without the rooflines and sweeps, and says so in
+one line; --png is refused (exit 3) before its
 folder is made. matplotlib is hidden by a None in sys.modules, as a missing module reads."""
 
 from __future__ import annotations
 
 import html
+import re
 import sys
 
 import pytest
 
 from gpuprof.cli import app
+from gpuprof.commands.report import ReportRequest, execute
 from gpuprof.render import charts
+from gpuprof.render.report_html import page
 
 
 @pytest.fixture
@@ -28,8 +32,20 @@ def test_the_page_is_written_without_charts(runner, fixtures_dir, tmp_path, no_m
     text = out.read_text()
     assert "matplotlib" not in done.output
     assert text.count(html.escape(charts.NO_MATPLOTLIB)) == 1
-    assert "<svg" not in text.replace("<svg width=\"120\" height=\"14\"", "")  # no chart; gate sparklines aside
     assert "<table" in text and "vecadd" in text
+    assert "chart roofline" not in text and "chart sweep" not in text
+
+
+def test_the_ladders_are_drawn_by_gpuprof(fixtures_dir, no_matplotlib):
+    story = execute(ReportRequest(fixtures_dir / "results" / "h100_matmul_all.json", None))
+    text = page(story)
+    (ladder,) = re.findall(r'<div class="chart ladder">(<svg .*?</svg>)</div>', text)
+    rows = story.report.tables[0].rows
+    assert ladder.count("<rect ") == sum(1 for r in rows if r.derived and r.derived.rate)
+    for row in rows:
+        assert f">{row.variant}</text>" in ladder
+    best = max((r for r in rows if not r.vendor and r.derived and r.derived.rate), key=lambda r: r.derived.rate)
+    assert f"<title>{best.variant}: " in ladder and "http" not in ladder  # nothing fetched
 
 
 def test_png_is_refused_before_its_folder_is_made(runner, fixtures_dir, tmp_path, no_matplotlib):
