@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from gpuprof.cli._app import app
 from gpuprof.cli._boundary import exit_on_error
@@ -56,11 +55,9 @@ def doctor(json_out: JsonOut = None, force: Force = False) -> None:
     command that needs them and never fail it. Exit 3 if a required one is missing.
     Example: gpuprof doctor; gpuprof doctor --json -
     """
-    from rich.table import Table
-
     from gpuprof.commands.doctor import diagnose
     from gpuprof.files import check_outputs
-    from gpuprof.render.fit import print_table
+    from gpuprof.render.doctor_view import doctor_view
 
     with exit_on_error():
         target = json_target(json_out)
@@ -69,14 +66,7 @@ def doctor(json_out: JsonOut = None, force: Force = False) -> None:
         missing = [c.name for c in checks if c.required and not c.ok]
         write_json({"schema": "gpuprof.doctor", "ok": not missing, "checks": checks}, target)
         if str(target) != "-":
-            table = Table(title="gpuprof doctor", title_justify="left")
-            for head in ("", "check", "result", "needed for"):
-                table.add_column(head)
-            for c in checks:
-                missing_mark = "[red]no[/]" if c.required else "[yellow]--[/]"
-                mark = "[green]ok[/]" if c.ok else missing_mark
-                table.add_row(mark, escape(c.name) + ("" if c.required else " [dim](optional)[/]"),
-                              escape(c.detail), escape(c.needed_for))
-            print_table(human_console(target), table, wide=False)
+            console = human_console(target)
+            console.print(doctor_view(checks, console.width))
         if missing:
             raise EnvironmentProblem(f"required for gpuprof run but missing: {', '.join(missing)} (see the table)")

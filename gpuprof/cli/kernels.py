@@ -13,13 +13,10 @@ from gpuprof.cli._boundary import exit_on_error, status
 from gpuprof.cli._options import Arch, Force, JsonOut, Variants, json_target, with_variant_options
 from gpuprof.cli._output import human_console, write_json
 from gpuprof.errors import InputError, UsageError
-from gpuprof.results import size_label
 from gpuprof.variants.selection import VariantOptions
 
 if TYPE_CHECKING:
-    from rich.table import Table
-
-    from gpuprof.variants.catalog import Family, Variant
+    from gpuprof.variants.catalog import Family
 
 COMPILE_TIMEOUT_S = 300.0  # tools/nvcc.py's default, kept here so `gpuprof --help` imports no compiler code
 CompileTimeout = Annotated[float, typer.Option(
@@ -39,12 +36,9 @@ def list_command(family: FamilyArg = None, json_out: JsonOut = None, force: Forc
 
     Examples: gpuprof list matmul; gpuprof list --json -
     """
-    from rich.markup import escape
-    from rich.table import Table
-    from rich.text import Text
-
     from gpuprof.files import check_outputs
     from gpuprof.render.fit import print_table
+    from gpuprof.render.list_view import family_table
 
     with exit_on_error():
         target = json_target(json_out)
@@ -55,28 +49,7 @@ def list_command(family: FamilyArg = None, json_out: JsonOut = None, force: Forc
         return
     console = human_console(target)
     for fam in families:
-        table = Table(title=Text(f"{fam.name}: {fam.summary}  (default size {size_label(fam.default_size)})"),
-                      title_justify="left")
-        table.add_column("variant", no_wrap=True)
-        table.add_column("technique")
-        table.add_column("launch", no_wrap=True)
-        for v in fam.variants:
-            marks = " (vendor)" if v.vendor else ""
-            marks += " (baseline)" if v.name == fam.baseline else ""
-            launch = _launch_text(v)
-            if v.max_size:
-                launch += f", size cap {size_label(v.max_size)}"
-            table.add_row(escape(v.name) + marks, escape(v.technique), escape(launch))
-        print_table(console, table, wide=False)
-
-
-def _launch_text(v: Variant) -> str:
-    if v.vendor:
-        return "library"
-    if v.is_python:
-        shown = v.file.name if v.file else "?"
-        return f"Triton JIT ({shown})" if v.is_triton else f"Python {v.entry}() ({shown})"
-    return f"block {'x'.join(map(str, v.block_dims()[:len(v.block)]))}"
+        print_table(console, family_table(fam, console.width), wide=False)
 
 
 def _family_json(fam: Family) -> dict:
@@ -106,6 +79,7 @@ def build(family: FamilyArg = None, variants: Variants = None, arch: Arch = "sm_
     """
     from gpuprof.commands.build import build_family, build_file, check_arch
     from gpuprof.files import check_outputs
+    from gpuprof.render.build_view import build_json, build_table
     from gpuprof.render.fit import print_table
     from gpuprof.render.safe_text import visible
 
@@ -141,41 +115,18 @@ def build(family: FamilyArg = None, variants: Variants = None, arch: Arch = "sm_
             for fam, chosen, _ in selection:
                 triton += [f"{fam.name}/{v.name}" for v in chosen if v.is_python]
                 results += build_family(fam, chosen, arch, on_done=on_done, timeout_s=compile_timeout)
-        write_json({"schema": "gpuprof.build", "arch": arch, "kernels": [_build_json(r) for r in results]}, target)
+        write_json({"schema": "gpuprof.build", "arch": arch, "kernels": [build_json(r, arch) for r in results]},
+                   target)
     console = human_console(target)
     if str(target) != "-":
-        print_table(console, _build_table(results, arch), wide=False)
+        print_table(console, build_table(results, arch, console.width), wide=False)
         if triton:
             console.print(visible(f"not built here (Triton and other Python variants compile at their first launch): "
-                                  f"{', '.join(triton)}"), soft_wrap=True, markup=False)
+                                  f"{', '.join(triton)}"), markup=False, highlight=False)
     failed = [r for r in results if r.error]
     if failed:
         raise InputError(f"{len(failed)} kernel(s) did not compile: "
                          + "; ".join(f"{r.family}/{r.variant}: {r.error}" for r in failed))
-
-
-def _build_json(r) -> dict:
-    usage = r.usage.__dict__ if r.usage else None
-    return {"family": r.family, "variant": r.variant, "defines": r.defines, "resources": usage, "error": r.error}
-
-
-def _build_table(results, arch: str) -> Table:
-    from rich.markup import escape
-    from rich.table import Table
-
-    table = Table(title=f"nvcc -arch={arch} resource report (ptxas -v)", title_justify="left")
-    for head in ("family", "variant", "registers", "smem (B)", "stack (B)", "spill st/ld (B)", "barriers", "defines"):
-        table.add_column(head, justify="left" if head in ("family", "variant", "defines") else "right")
-    for r in results:
-        u = r.usage
-        if u is None:
-            table.add_row(escape(r.family), escape(r.variant), "[red]error[/]", "", "", "", "", escape(r.error or ""))
-            continue
-        spill = f"{u.spill_store_bytes}/{u.spill_load_bytes}"
-        table.add_row(escape(r.family), escape(r.variant), str(u.registers), str(u.shared_bytes), str(u.stack_bytes),
-                      f"[red]{spill}[/]" if u.spills else spill, str(u.barriers),
-                      escape(" ".join(f"{k}={v}" for k, v in r.defines.items())))
-    return table
 
 
 @app.command()

@@ -10,7 +10,7 @@ import typer
 from gpuprof.cli._app import app
 from gpuprof.cli._boundary import err_console, exit_on_error
 from gpuprof.cli._options import Force, file_only
-from gpuprof.errors import UsageError
+from gpuprof.errors import EnvironmentProblem, UsageError
 
 
 @app.command()
@@ -41,6 +41,7 @@ def report(
     with exit_on_error():
         from gpuprof.commands.report import ReportRequest, execute
         from gpuprof.files import atomic_write_text, check_outputs
+        from gpuprof.render import charts
         from gpuprof.render.report_html import page, save_pngs
 
         if html_out is None and png is None:
@@ -48,6 +49,8 @@ def report(
         file_only("--html", html_out)
         file_only("--png", png)
         check_outputs([results_file, base], {"--html": html_out}, force)
+        if png is not None and not charts.available():  # before any folder is made
+            raise EnvironmentProblem("--png needs matplotlib: pip install 'gpuprof[plot]' (--html works without it)")
         if png is not None and not png.is_dir():
             if not png.parent.is_dir():
                 raise UsageError(f"--png {png}: directory {png.parent} does not exist")

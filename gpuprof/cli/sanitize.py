@@ -95,7 +95,7 @@ def sanitize(
         if extra is not None:
             console.print(extra)
         if any(not r.clean for r in run.results):
-            console.print(findings_view(run.results))
+            console.print(findings_view(run.results, width=console.width))
         if import_path is None:
             console.print(f"[dim]logs: {escape(str(out))}[/]")
         timing = run.timing_line()

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuprof.errors import UsageError
+from gpuprof.errors import GpuprofError, UsageError
 from gpuprof.files import read_source
 from gpuprof.parsers.nvcc_resources import ResourceUsage, parse_ptxas
 from gpuprof.tools import nvcc
@@ -32,6 +32,8 @@ class BuildResult:
     defines: dict[str, int]
     usage: ResourceUsage | None
     error: str | None  # the compiler's first error line, with file:line
+    threads_per_block: int | None = None  # the manifest's block; None: a file built alone (--add, no family)
+    dynamic_smem_bytes: int = 0  # the manifest's dynamic_smem, on top of ptxas's static shared memory
 
 
 def build_variant(family: Family, variant: Variant, arch: str,
@@ -40,17 +42,20 @@ def build_variant(family: Family, variant: Variant, arch: str,
         kind = (("a Triton" if variant.is_triton else "a Python") + " variant (it compiles at its first launch)"
                 if variant.is_python else "a vendor variant")
         raise ValueError(f"{variant.name} is {kind}; nothing for nvcc to compile")
+    launch = _launch(variant)
     entry = entry_points(variant)[variant.kernel]
     if entry[1]:  # a C++ kernel or template instance: nvcc emits it through a generated file
         compiled = cubin.compile_entries(variant.file, {entry[0]: True}, arch, compiler_defines(variant),
                                          timeout_s=timeout_s)
         if compiled.returncode != 0:
-            return BuildResult(family.name, variant.name, variant.defines, None, _first_error(compiled.stderr, variant))
+            return BuildResult(family.name, variant.name, variant.defines, None, _first_error(compiled.stderr, variant),
+                               *launch)
         usage = compiled.usages.get(entry[0])
     else:
         done = nvcc.compile_report(variant.file, arch=arch, defines=compiler_defines(variant), timeout_s=timeout_s)
         if done.returncode != 0:
-            return BuildResult(family.name, variant.name, variant.defines, None, _first_error(done.stderr, variant))
+            return BuildResult(family.name, variant.name, variant.defines, None, _first_error(done.stderr, variant),
+                               *launch)
         usage = {u.kernel: u for u in parse_ptxas(done.stderr, display_path(variant.file))}.get(variant.kernel)
     error = None if usage else (
         f"entry point '{entry[0]}' not found in {display_path(variant.file)} (extern \"C\"?)")
@@ -59,7 +64,17 @@ def build_variant(family: Family, variant: Variant, arch: str,
         rejected = None  # `gpuprof run` compiles such a file with nvcc, as here
     if rejected:
         error = f"nvcc builds it, but NVRTC (what `gpuprof run` compiles with) does not: {rejected}"
-    return BuildResult(family.name, variant.name, variant.defines, usage, error)
+    return BuildResult(family.name, variant.name, variant.defines, usage, error, *launch)
+
+
+def _launch(variant: Variant) -> tuple[int | None, int]:
+    """Threads per block and dynamic shared memory bytes from the manifest (None, 0 where its
+    expressions do not evaluate: the build still reports ptxas's figures)."""
+    try:
+        x, y, z = variant.block_dims()
+        return x * y * z, variant.dynamic_smem_bytes()
+    except (GpuprofError, ValueError, KeyError, ZeroDivisionError):
+        return None, 0
 
 
 def check_arch(arch: str) -> None:

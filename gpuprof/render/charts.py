@@ -32,6 +32,19 @@ CHARS_PER_INCH = 11  # at 10 pt a wrapped title stays inside the figure
 _SWEEP_LABEL = re.compile(r"^(?P<base>.*?)\[(?P<defines>[^\]]*)\]$")
 
 
+NO_MATPLOTLIB = ("rooflines and sweep charts left out: matplotlib is not installed (pip install 'gpuprof[plot]'); "
+                 "the ladders are drawn without it and every figure is in the tables")
+
+
+def available() -> bool:
+    """Whether matplotlib can be imported here (the charts need it; the report's tables do not)."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def rate_unit(rate_kind: str) -> tuple[str, float]:
     return ("TFLOP/s", 1e12) if rate_kind == "flop" else ("GB/s", 1e9)
 

@@ -1,4 +1,5 @@
 """Tables that fit the terminal without cutting a cell: optional columns are left out instead.
+Free-text columns (Column.wrap) wrap at spaces; every other cell is one whole line.
 
 Every column says how much it matters (0: always shown). Where the table at its natural width
 (every cell whole, no wrapping) is wider than the console, the least important optional columns
@@ -26,6 +27,7 @@ class Column:
     priority: int = 0  # 0: always shown; higher numbers are dropped first
     justify: str = "right"
     dropped_note: str = ""  # said in the caption when the column is left out (what it would have warned of)
+    wrap: bool = False  # free text (a technique, advice): wrapped at spaces, never cut; needs its longest word
 
 
 def fitted_table(columns: list[Column], rows: Sequence[Sequence[str | Text]], width: int | None, *, title: str = "",
@@ -35,7 +37,7 @@ def fitted_table(columns: list[Column], rows: Sequence[Sequence[str | Text]], wi
     dropped: list[int] = []
     while True:
         table = _table([columns[i] for i in shown], [[r[i] for i in shown] for r in rows], title)
-        if width is None or natural_width(table) <= width:
+        if width is None or _least_width(table) <= width:
             break
         optional = [i for i in shown if columns[i].priority > 0]
         if not optional:
@@ -43,6 +45,8 @@ def fitted_table(columns: list[Column], rows: Sequence[Sequence[str | Text]], wi
         worst = max(optional, key=lambda i: (columns[i].priority, i))
         shown.remove(worst)
         dropped.append(worst)
+    if width is not None:
+        _share_wrapped(table, width)
     notes = [caption] if caption else []
     if dropped:
         notes.append(f"not shown at this width: {', '.join(columns[i].header for i in sorted(dropped))} "
@@ -54,11 +58,28 @@ def fitted_table(columns: list[Column], rows: Sequence[Sequence[str | Text]], wi
     return table
 
 
+def _share_wrapped(table: Table, width: int) -> None:
+    """Give the free-text columns fixed widths that fit `width`, each at least its longest word (Rich's
+    own shrinking takes the widest columns down evenly and cuts a word that no longer fits). A table
+    that fits, or whose essential columns alone do not, is left as it is."""
+    console = Console(width=100_000, record=False)
+    measures = [table._measure_column(console, console.options, column) for column in table.columns]
+    wrapped = [i for i, column in enumerate(table.columns) if not column.no_wrap]
+    room = width - (natural_width(table) - sum(m.maximum for i, m in enumerate(measures) if i in wrapped))
+    least, most = ({i: getattr(measures[i], end) for i in wrapped} for end in ("minimum", "maximum"))
+    if not wrapped or room >= sum(most.values()) or room < sum(least.values()):
+        return
+    spare, wants = room - sum(least.values()), sum(most[i] - least[i] for i in wrapped)
+    for i in wrapped:
+        share = least[i] + (most[i] - least[i]) * spare // wants
+        table.columns[i].width = share - table._get_padding_width(i)
+
+
 def _table(columns: list[Column], rows: Sequence[Sequence[str | Text]], title: str) -> Table:
     table = Table(title=Text(visible(title)) if title else None, title_justify="left", box=box.SIMPLE_HEAD,
                   pad_edge=False, collapse_padding=True, show_edge=False)
     for col in columns:
-        table.add_column(col.header, justify=col.justify, no_wrap=True)  # type: ignore[arg-type]
+        table.add_column(col.header, justify=col.justify, no_wrap=not col.wrap)  # type: ignore[arg-type]
     for row in rows:
         # Text, not markup: kernel names hold "[", "<unnamed>" and template arguments.
         # Escaped first: Rich drops some control characters from a Text silently, keeps ESC.

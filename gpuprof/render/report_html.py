@@ -21,6 +21,7 @@ from gpuprof.commands.report import StoryReport
 from gpuprof.files import HTML_MARK
 from gpuprof.render import charts, units
 from gpuprof.render.library_warnings_view import TF32_MARK, tf32_off
+from gpuprof.render.svg_ladder import ladder_svg
 from gpuprof.render.tables import footer
 from gpuprof.results import OK, Row, size_label
 
@@ -74,6 +75,8 @@ def page(story: StoryReport) -> str:
              f"{_e(env.get('gpuprof_version', '?'))} · {_e(results.created_utc or 'undated')} · "
              f"{len(results.rows)} rows</div>")]
     parts.append(_summary_cards(story))
+    if not charts.available():
+        parts.append(f"<p class=\"meta nocharts\">{_e(charts.NO_MATPLOTLIB)}.</p>")
     parts.append(_failures(story))
     if story.gate is not None:
         parts.append(_gate_section(story))
@@ -164,24 +167,33 @@ def _family_section(story: StoryReport, family: str, tables: list[Table]) -> str
     summary = tables[0].family.summary
     parts = [(f"<section class=\"family\" id=\"family-{_e(charts.slug(family))}\"><h2>{_e(family)}"
              f"<span class=\"meta\"> — {_e(summary)}</span></h2>")]
+    drawn = charts.available()
     all_rows: list[Row] = []
     for table in tables:
         speedups = story.speedups[index_of[id(table)]]
         sizes = ", ".join(charts.largest_first({size_label(r.size) for r in table.rows}))
         parts.append(f"<h3>{_e(family)} at {_e(sizes)} ({_e(table.mode)} timing)</h3>")
         parts.append(_geomean_line(speedups, table))
-        parts.append(f"<div class=\"chart ladder\">{charts.svg_text(charts.ladder_figure(table))}</div>")
+        ladder = charts.svg_text(charts.ladder_figure(table)) if drawn else ladder_svg(table)
+        parts.append(f"<div class=\"chart ladder\">{ladder}</div>")
         parts.append(_rows_table(story, table))
         all_rows += table.rows
+    if drawn:
+        parts += _family_charts(story, family, all_rows)
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _family_charts(story: StoryReport, family: str, all_rows: list[Row]) -> list[str]:
+    """The family's roofline and its sweeps, as inline SVG (matplotlib draws them)."""
     title = f"{family} roofline: every timed row at its intensity, under the roofs of the file's GPU"
     figure = charts.roofline_figure(all_rows, story.report.ceilings, title)
-    parts.append(f"<div class=\"chart roofline\">{charts.svg_text(figure)}</div>")
+    parts = [f"<div class=\"chart roofline\">{charts.svg_text(figure)}</div>"]
     for (fam, variant, size), members in charts.sweep_groups(all_rows).items():
         references = [r for r in all_rows if r.size == members[0].size and r not in members and r.vendor]
         figure = charts.sweep_figure(members, references, f"{fam} sweep of {variant} at {size}: rate per configuration")
         parts.append(f"<div class=\"chart sweep\">{charts.svg_text(figure)}</div>")
-    parts.append("</section>")
-    return "".join(parts)
+    return parts
 
 
 def _geomean_line(speedups: Speedups, table: Table) -> str:

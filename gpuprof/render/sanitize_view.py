@@ -7,6 +7,7 @@ parsed; "counted" is the tool's own summary count; when they differ the reason i
 
 from __future__ import annotations
 
+import os
 import re
 
 from rich.console import Group
@@ -15,6 +16,7 @@ from rich.text import Text
 
 from gpuprof.commands.sanitize import SanitizeResult, SanitizeRun
 from gpuprof.parsers.sanitizer_log import SanitizerFinding, SanitizerSite
+from gpuprof.render.kernel_names import short_names
 from gpuprof.render.sanitize_context import allocation_line, threads_line
 from gpuprof.tools.sanitizer import TOOLS
 
@@ -127,9 +129,29 @@ def _what(f: SanitizerFinding) -> str:
     return kind
 
 
-def findings_view(results: list[SanitizeResult], limit: int = 30) -> Group:
+def _kernel_label(kernel: str | None, width: int | None) -> str:
+    """short_kernel's name; where it is one word wider than the terminal, the tables' short name
+    (kernel_names: the function's own name), so the terminal never breaks it mid-word."""
+    name = short_kernel(kernel)
+    if width is None or not kernel or max(map(len, name.split()), default=0) <= width:
+        return name
+    return short_names([kernel])[kernel]
+
+
+def _place_label(place: str, width: int | None) -> str:
+    """A file:line wider than the terminal: its path normalised (`a/../b`), else the file's name and
+    line alone (the log holds the path); never cut. Anything else (host stacks, notes) wraps at spaces."""
+    file, colon, line = place.rpartition(":")
+    if width is None or len(place) <= width or " " in place or not colon or not line.isdigit():
+        return place
+    normal = f"{os.path.normpath(file)}:{line}"
+    return normal if len(normal) <= width else f"{os.path.basename(file)}:{line}"
+
+
+def findings_view(results: list[SanitizeResult], limit: int = 30, width: int | None = None) -> Group:
     """Every run that found something or could not be judged: a headline with its counts, then one
-    entry per distinct (kind, kernel, place), with the source line under it."""
+    entry per distinct (kind, kernel, place), with the source line under it. `width` (the
+    terminal's): no kernel name or file:line is a word wider than it (the terminal would break it)."""
     out: list[Text] = []
     shown = 0
     for r in results:
@@ -147,7 +169,9 @@ def findings_view(results: list[SanitizeResult], limit: int = 30) -> Group:
         groups: dict[tuple, list[SanitizerFinding]] = {}
         for f in r.findings:
             sides = tuple((s.access, s.file, s.line) for s in f.sites)  # a race is its pair of places, not one
-            groups.setdefault((_what(f), short_kernel(f.kernel), _where(r, f), sides), []).append(f)
+            where = _where(r, f)
+            where = (_place_label(where[0], width), *where[1:])
+            groups.setdefault((_what(f), _kernel_label(f.kernel, width), where, sides), []).append(f)
         for (what, kernel, (place, text, compiled_as), _), items in groups.items():
             if shown >= limit:
                 break
@@ -160,7 +184,7 @@ def findings_view(results: list[SanitizeResult], limit: int = 30) -> Group:
             inside = f" in {kernel}" if first.kernel else ""
             out.append(Text.assemble("  ", (what, "red"), times, inside, (who, "dim")))
             if first.sites:
-                out += site_lines(r, first.sites)
+                out += site_lines(r, first.sites, width)
                 continue
             out.append(Text.assemble("    ", (place, "cyan"),
                                      (f"  (NVRTC {compiled_as})" if compiled_as else "", "dim")))
@@ -176,7 +200,7 @@ def findings_view(results: list[SanitizeResult], limit: int = 30) -> Group:
     return Group(*out)
 
 
-def site_lines(r: SanitizeResult, sites: tuple[SanitizerSite, ...]) -> list[Text]:
+def site_lines(r: SanitizeResult, sites: tuple[SanitizerSite, ...], width: int | None = None) -> list[Text]:
     """Every side of a race, each with its file:line and source line: the first access, then each
     "and" access with its hazard count (analysis report) or thread (hazard report). A place's
     source line is printed once, under its first mention."""
@@ -184,6 +208,7 @@ def site_lines(r: SanitizeResult, sites: tuple[SanitizerSite, ...]) -> list[Text
     seen: set[str] = set()
     for i, site in enumerate(sites):
         place, text, compiled_as = _where(r, site)
+        place = _place_label(place, width)
         lead = "    " if i == 0 else "    and "
         extra = f" ({site.hazards:,} hazard{'s' if site.hazards != 1 else ''})" if site.hazards else ""
         extra += f" thread {_dims(site.thread)}" if site.thread else ""
