@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Self
 
+from gpuprof import shard_record
 from gpuprof.errors import InputError
 from gpuprof.files import atomic_write_text, read_lines, read_text
 
@@ -337,7 +338,7 @@ def from_dict(data: Any, path: str | Path | None = None) -> Results:
             created_utc=str(data.get("created_utc", "")),
             timing_policy=dict(data.get("timing_policy", {})),
             compare=dict(data.get("compare") or {}),
-            shard=_object(data.get("shard"), "shard"),
+            shard=shard_record.checked(data.get("shard")),
             families=families_from_dict(data.get("families")),
         )
     except KeyError as exc:
@@ -440,14 +441,6 @@ def _texts(value: Any, name: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise TypeError(f"{name} must be a list of text like [\"n\"], not {_shown(value)}")
     return tuple(value)
-
-
-def _object(value: Any, name: str) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise TypeError(f"{name} must be an object, not {value!r:.40}")
-    return dict(value)
 
 
 def _upgrade(data: dict[str, Any], version: int) -> dict[str, Any]:

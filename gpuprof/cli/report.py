@@ -48,10 +48,8 @@ def report(
         file_only("--html", html_out)
         file_only("--png", png)
         check_outputs([results_file, base], {"--html": html_out}, force)
-        if png is not None and not png.is_dir():
-            if not png.parent.is_dir():
-                raise UsageError(f"--png {png}: directory {png.parent} does not exist")
-            png.mkdir()
+        if png is not None:
+            png_folder(png)
         with err_console.status(f"reading {results_file}", spinner="dots"):
             story = execute(ReportRequest(results_file, base))
         written: list[Path] = []
@@ -59,6 +57,25 @@ def report(
             if html_out is not None:
                 written.append(atomic_write_text(html_out, page(story)))
             if png is not None:
-                written += save_pngs(story, png)
+                written += save_pngs(story, png, force)
     for path in written:
         typer.echo(f"wrote {path}")
+
+
+def png_folder(png: Path) -> None:
+    """--png DIR: an existing folder, or a new one made in an existing folder; anything else is one line."""
+    import os
+
+    from gpuprof.files import check_output
+
+    if png.is_dir():
+        if not os.access(png, os.W_OK | os.X_OK):
+            raise UsageError(f"--png {png}: directory is not writable")
+        return
+    check_output(png, "--png")  # a link, a file, a device, a name too long, a missing or read-only parent
+    try:
+        png.mkdir()
+    except OSError as exc:
+        from gpuprof.files import write_failed
+
+        raise write_failed(png, exc) from None
