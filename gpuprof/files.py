@@ -207,8 +207,8 @@ def check_output(target: Path, option: str = "", force: bool = False) -> None:
     label = f"{option} {target}" if option else str(target)
     try:
         info = os.lstat(target)
-    except FileNotFoundError:
-        _check_folder(target)
+    except (FileNotFoundError, NotADirectoryError):
+        check_folder(target)  # says which: a missing folder, a file where a folder should be
         return
     except (OSError, ValueError) as exc:
         raise UsageError(f"cannot write {target}: {_path_reason(exc)}") from None
@@ -226,10 +226,10 @@ def check_output(target: Path, option: str = "", force: bool = False) -> None:
     if not force and not is_own(target):
         raise UsageError(f"{label} exists and was not written by gpuprof; choose another name or add --force to "
                          "replace it")
-    _check_folder(target)
+    check_folder(target)
 
 
-def _check_folder(target: Path) -> None:
+def check_folder(target: Path) -> None:
     """The folder a new file goes into exists, is a folder and can be written; the name fits."""
     folder, label = target.parent, f"cannot write {target}"
     size, most = len(os.fsencode(target.name)), _name_max(folder)
@@ -392,7 +392,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> Path:
     """atomic_write_text for bytes (a PNG)."""
     def into_stream() -> Path:
         try:
-            with open(path, "ab") as handle:
+            with _open_stream(Path(path)) as handle:
                 handle.write(data)
         except OSError as exc:
             raise write_failed(path, exc) from None
@@ -468,12 +468,30 @@ def read_lines(path: str | Path, what: str = "", max_bytes: int = MAX_BYTES) -> 
 def _write_stream(path: Path, text: str | Iterable[str]) -> Path:
     """Into a device or pipe, appending (a /dev/stdout redirected with >> keeps what it holds)."""
     try:
-        with open(path, "a", encoding="utf-8") as handle:
+        with _open_stream(path) as handle:
             if isinstance(text, str):
-                handle.write(text)
+                handle.write(text.encode("utf-8"))
             else:
-                handle.writelines(text)
+                for piece in text:
+                    handle.write(piece.encode("utf-8"))
             handle.flush()
     except OSError as exc:
         raise write_failed(path, exc) from None
     return path
+
+
+def _open_stream(path: Path) -> Any:
+    """The device or pipe opened for appending. A named pipe is opened without waiting first: one that
+    no process reads from would block the open for ever, so it is one line instead (ENXIO)."""
+    flags = os.O_WRONLY | os.O_APPEND
+    if stat.S_ISFIFO(os.stat(path).st_mode):
+        try:
+            fd = os.open(path, flags | os.O_NONBLOCK)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:
+                raise InputError(f"cannot write {path}: a FIFO (named pipe) that no process reads") from None
+            raise
+        os.set_blocking(fd, True)
+    else:
+        fd = os.open(path, flags)
+    return os.fdopen(fd, "wb")

@@ -65,10 +65,15 @@ def report(
 def png_folder(png: Path) -> None:
     """--png DIR: an existing folder, or a new one made in an existing folder; anything else is one line."""
     import os
+    import stat
 
     from gpuprof.files import check_output
 
-    if png.is_dir():
+    try:
+        folder = stat.S_ISDIR(os.stat(png).st_mode)
+    except (OSError, ValueError):
+        folder = False  # missing, a dangling link, a loop, a name too long: check_output says which
+    if folder:
         if not os.access(png, os.W_OK | os.X_OK):
             raise UsageError(f"--png {png}: directory is not writable")
         return
