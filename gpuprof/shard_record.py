@@ -38,8 +38,8 @@ def checked(value: Any) -> dict[str, Any]:
             raise ValueError(f"\"shard\": \"index\" must be a whole number from 1 to its count {count}, "
                              f"not {index!r:.40}")
         units: Any = record.get("units")
-        if units is not None and (not _whole(units) or not count <= units <= MAX_UNITS):
-            raise ValueError(f"\"shard\": \"units\" must be a whole number from the count {count} to "
+        if units is not None and (not _whole(units) or not 1 <= units <= MAX_UNITS):  # may be below the count:
+            raise ValueError(f"\"shard\": \"units\" must be a whole number from 1 to "  # shards past it ran none
                              f"{MAX_UNITS:,}, not {units!r:.40}")
     order = record.get("order")
     if order is not None:

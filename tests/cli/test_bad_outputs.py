@@ -425,7 +425,8 @@ BAD_SHARDS = {
     "index fraction": {"index": 1.5, "count": 2},
     "index object": {"index": {"k": 1}, "count": 2},
     "index missing": {"count": 2},
-    "units below count": {"index": 1, "count": 2, "units": 1},
+    "units zero": {"index": 1, "count": 2, "units": 0},
+    "units huge": {"index": 1, "count": 2, "units": 10 ** 12},
     "units text": {"index": 1, "count": 2, "units": "6"},
     "order a list": {"index": 1, "count": 2, "order": [1, 2]},
     "order places text": {"index": 1, "count": 2, "order": {"vecadd/grid/1": "1"}},
@@ -515,3 +516,17 @@ def test_negative_kernel_durations_are_flagged_not_shown(tmp_path, rows):
     summary = sqlite_summary(copy)
     assert any("negative" in note and "left out" in note for note in summary.notes)
     assert all(k.total_ns >= 0 for k in summary.kernels or ())
+
+
+@pytest.mark.parametrize(("one", "two", "missing"), [
+    ({"index": 1, "count": 2}, {"index": 2, "count": 2}, None),
+    ({"index": 2, "count": 2, "units": 6}, {"index": 1, "count": 2, "units": 6}, None),
+    ({"index": 1, "count": 10, "units": 6}, {"index": 2, "count": 10, "units": 6}, "3, 4, 5, 6, 7, 8, 9, 10 of 10"),
+    ({"index": 1, "count": 3}, {"index": 3, "count": 3}, "shard 2 of 3"),
+])
+def test_a_good_shard_record_merges(runner, tmp_path, one, two, missing):
+    first, second = _shards(tmp_path, one, two)
+    result = _invoke(runner, ["merge", str(first), str(second), "--json", str(tmp_path / "m.json")])
+    assert result.exit_code == 0, result.output
+    assert (missing is None) == ("not given" not in result.stderr) and (missing or "") in result.stderr
+    assert len(json.loads((tmp_path / "m.json").read_text())["rows"]) == 6
