@@ -379,11 +379,20 @@ def unique_slugs(names: list[str]) -> dict[str, str]:
             for name, value in base.items()}
 
 
+MAX_CHART_NAME = 200  # bytes: file systems allow 255, and -N may be added
+
+
 def _distinct(plan: list[tuple[str, Callable[[], Any]]]) -> list[tuple[str, Callable[[], Any]]]:
     """A file name met twice (a variant and a size slugged alike) gets -2, -3, ...: one chart per file."""
+    import hashlib
+
     seen: set[str] = set()
     out = []
     for name, make in plan:
+        if len(name.encode()) > MAX_CHART_NAME:  # a long family or variant name: cut, kept apart by a hash
+            head, kind = name[:name.rfind("_")], name[name.rfind("_"):]  # kind: "_roofline.png", ...
+            cut = head.encode()[:MAX_CHART_NAME - 40].decode("utf-8", "ignore")
+            name = f"{cut}-{hashlib.sha256(name.encode()).hexdigest()[:12]}{kind}"
         stem, chosen, n = name.removesuffix(".png"), name, 1
         while chosen.lower() in seen:
             n += 1

@@ -239,7 +239,7 @@ def test_a_hostile_output_path_is_one_line_exit_2_and_nothing_changes(runner, tm
 
 
 @pytest.mark.parametrize("command", ["list --json", "compare --json", "compare --markdown", "report --html",
-                                     "merge --json", "doctor --json"])
+                                     "merge --json", "doctor --json", "ncu --plot", "compare --export-gab"])
 def test_a_read_only_folder_is_one_line_exit_2(runner, tmp_path, inputs, monkeypatch, command):
     folder = tmp_path / "locked"
     folder.mkdir()
@@ -530,3 +530,46 @@ def test_a_good_shard_record_merges(runner, tmp_path, one, two, missing):
     assert result.exit_code == 0, result.output
     assert (missing is None) == ("not given" not in result.stderr) and (missing or "") in result.stderr
     assert len(json.loads((tmp_path / "m.json").read_text())["rows"]) == 6
+
+
+@pytest.mark.parametrize("where", ["DIR itself", "a new DIR's parent"])
+def test_report_png_into_a_read_only_folder_is_one_line_exit_2(runner, tmp_path, monkeypatch, where):
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if Path(p) == folder and mode & os.W_OK
+                        else real(p, mode, **kw))
+    target = folder if where == "DIR itself" else folder / "charts"
+    before = _snapshot(tmp_path)
+    result = _invoke(runner, ["report", str(RESULTS), "--png", str(target)])
+    assert result.exit_code == 2 and "not writable" in _one_line(result)
+    assert _snapshot(tmp_path) == before
+
+
+def _renamed(tmp_path: Path, names: dict[str, str]) -> Path:
+    """The user-family fixture with its two families renamed (their file-safe names then collide)."""
+    data = json.loads((FIXTURES / "results" / "h100_user_family.json").read_text())
+    data["families"]["by_name"] = {names[k]: v for k, v in data["families"]["by_name"].items()}
+    for row in data["rows"]:
+        row["family"] = names[row["family"]]
+        if "id" in row:
+            row["id"] = "/".join([row["family"], *row["id"].split("/")[1:]])
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize("names", [{"gelu": "my fam", "poly": "my_fam"}, {"gelu": "Fam", "poly": "fam"},
+                                   {"gelu": "g" * 300, "poly": "g" * 299 + "h"}])
+def test_two_families_whose_names_collide_get_their_own_charts(runner, tmp_path, names):
+    pytest.importorskip("matplotlib")
+    results_file = _renamed(tmp_path, names)
+    charts = tmp_path / "charts"
+    result = _invoke(runner, ["report", str(results_file), "--png", str(charts)])
+    assert result.exit_code == 0, result.output
+    made = sorted(p.name for p in charts.iterdir())
+    assert len([n for n in made if n.endswith("_roofline.png")]) == 2, made
+    assert len({n.lower() for n in made}) == len(made) and all(files.is_own(charts / n) for n in made)
+    assert all(len(n.encode()) <= 255 for n in made)
+    again = _invoke(runner, ["report", str(results_file), "--png", str(charts)])  # its own charts: replaced
+    assert again.exit_code == 0 and sorted(p.name for p in charts.iterdir()) == made
