@@ -19,7 +19,7 @@ from typing import Any
 from gpuprof import results
 from gpuprof.commands.suite_plan import DEFAULT_GPU, Unit, estimate_units, simulate, unit_row, units_of
 from gpuprof.errors import UsageError
-from gpuprof.shard_record import MAX_SHARDS
+from gpuprof.results import MAX_SHARDS
 from gpuprof.suite_file import Suite, SuiteCase
 
 _SHARD = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
