@@ -39,7 +39,12 @@ class OneLineErrors(TyperGroup):
         except (GpuprofError, ClickException, Abort, KeyboardInterrupt) as exc:
             code = report(exc)
         except OSError as exc:
-            code = _stdout_failed(exc) if exc.filename is None else report(_os_error(exc))
+            if exc.filename is not None:
+                code = report(_os_error(exc))
+            elif exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EPIPE):
+                code = _stdout_failed(exc)
+            else:  # an OSError naming no file: the machine's (an I/O error, too many open files)
+                code = report(EnvironmentProblem(f"{exc.strerror or exc}"))
         if standalone_mode:
             code = _flush_stdout(code)
             sys.exit(code)

@@ -573,3 +573,18 @@ def test_two_families_whose_names_collide_get_their_own_charts(runner, tmp_path,
     assert all(len(n.encode()) <= 255 for n in made)
     again = _invoke(runner, ["report", str(results_file), "--png", str(charts)])  # its own charts: replaced
     assert again.exit_code == 0 and sorted(p.name for p in charts.iterdir()) == made
+
+
+@pytest.mark.parametrize(("number", "named", "code"), [
+    (errno.EACCES, True, 2), (errno.EROFS, True, 2), (errno.ELOOP, True, 2), (errno.ENAMETOOLONG, True, 2),
+    (errno.EIO, True, 3), (errno.EMFILE, True, 3), (errno.ENOSPC, True, 3),
+    (errno.EIO, False, 3), (errno.EMFILE, False, 3),
+])
+def test_an_os_error_reaching_the_boundary_is_one_line(runner, tmp_path, monkeypatch, number, named, code):
+    def fail(path, *args, **kwargs):
+        raise OSError(number, os.strerror(number), *([str(path)] if named else []))
+
+    monkeypatch.setattr(files, "atomic_write_text", fail)
+    result = _invoke(runner, ["list", "vecadd", "--json", str(tmp_path / "out.json")])
+    line = _one_line(result)
+    assert result.exit_code == code and line.startswith("error:") and os.strerror(number).lower() in line.lower()
