@@ -1,9 +1,35 @@
-"""python -m gpuprof (and the `gpuprof` script): Ctrl-C even during start-up is one line, exit 130."""
+"""python -m gpuprof (and the `gpuprof` script): Ctrl-C even during start-up is one line, exit 130;
+a closed stdout (`gpuprof doctor >&-`) is one line, exit 3."""
 
+import os
 import sys
 
 
+def _closed_streams() -> list[int]:
+    """The standard descriptors (0, 1, 2) that were closed at start, each now open on /dev/null, so no
+    file gpuprof opens later takes their number (a results file opened as fd 1 would get the table)."""
+    closed = []
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            closed.append(fd)
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    if 0 in closed:
+        sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the process's own stream
+    if 2 in closed:
+        sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
+    return closed
+
+
 def main() -> None:
+    if 1 in _closed_streams():
+        sys.stderr.write("error: stdout is closed; gpuprof has nowhere to write (redirect it to /dev/null "
+                         "instead of closing it)\n")
+        sys.exit(3)  # errors.EnvironmentProblem.exit_code: the environment, not the command line
     try:
         import gpuprof.cli
     except KeyboardInterrupt:

@@ -7,10 +7,11 @@ the file and what is wrong, never a hang or a UnicodeDecodeError traceback. The 
 writes for the user (results, reports, summaries) go through `atomic_write_text`, so an
 interrupted write never leaves a broken one.
 
-What an output path is decides how it is written (docs/files.md): a regular file is replaced
-atomically, and only when gpuprof wrote it (its own marker is in it: see is_own) or --force is
-given; a character device or a pipe (/dev/null, a terminal, /dev/stdout and its kin) is written
-into, never replaced; a block device or a socket is refused.
+What an output path is decides how it is written (docs/options.md, "Where gpuprof writes"): a
+regular file is replaced atomically, keeping its mode, and only when gpuprof wrote it (its own
+marker is in it: see is_own) or --force is given; a character device or a pipe (/dev/null, a
+terminal, /dev/stdout and its kin) is written into, never replaced; a link (other than one to a
+device or pipe), a folder, a block device or a socket is refused.
 """
 
 from __future__ import annotations
@@ -40,8 +41,10 @@ JSON_SCHEMA_PREFIX = "gpuprof."
 HTML_MARK = '<meta name="generator" content="gpuprof">'
 MARKDOWN_MARK = "\n<!-- written by gpuprof: gpuprof replaces this file when asked to write it again -->\n"
 PLOT_SOFTWARE = "gpuprof"
-# github-action-benchmark's list format holds no marker of its own: an entry is ours when it has
-# only the keys gpuprof writes and its name is a row id (family/variant/size).
+# github-action-benchmark's list format holds no marker of its own: a list is ours when it is not empty
+# and every entry has only the keys gpuprof writes, a row id (family/variant/size) for its name, and an
+# "extra" text ending with GAB_MARK ([] or another tool's list is a user's file).
+GAB_MARK = " (gpuprof)"
 _GAB_KEYS = {"name", "unit", "value", "range", "extra"}
 _ROW_ID = re.compile(r"[^/\s]+/[^/\s]+/[0-9x]+")
 
@@ -169,8 +172,8 @@ def is_own_stdout(path: Path | str) -> bool:
 
 def check_outputs(inputs: Iterable[Path | str | None], outputs: dict[str, Path | str | None],
                   force: bool = False) -> None:
-    """Before any work: no output is one of the inputs (or another output), and an existing file that
-    gpuprof did not write is replaced only with --force. `outputs` maps option name -> path."""
+    """Before any work: no output is one of the inputs (or another output), and each output is a path
+    gpuprof may write (check_output). `outputs` maps option name -> path."""
     given_inputs = [Path(p) for p in inputs if p is not None and str(p) != "-"]
     seen: dict[Path, str] = {}
     for option, target in outputs.items():
@@ -182,22 +185,95 @@ def check_outputs(inputs: Iterable[Path | str | None], outputs: dict[str, Path |
                 raise UsageError(f"{option} {target} is also an input; gpuprof never writes over its inputs")
         if is_stream(target):
             continue  # /dev/null, a terminal, a pipe: written into, nothing replaced
-        resolved = target.resolve()
+        check_output(target, option, force)
+        resolved = _resolved(target)
         if resolved in seen:
             raise UsageError(f"{option} and {seen[resolved]} both name {target}; give different files")
         seen[resolved] = option
-        try:
-            info = target.stat()
-        except (OSError, ValueError):
-            continue  # a new file (a missing folder is the writer's one-line error)
-        if stat.S_ISDIR(info.st_mode):
-            raise UsageError(f"{option} {target} is a folder; give a file name")
-        if not stat.S_ISREG(info.st_mode):
-            raise UsageError(f"{option} {target} is {_kind(info.st_mode)}; gpuprof writes files, "
-                             "character devices and pipes only")
-        if not force and not is_own(target):
-            raise UsageError(f"{option} {target} exists and was not written by gpuprof; "
-                             "choose another name or add --force to replace it")
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.parent.resolve() / path.name
+    except (OSError, RuntimeError, ValueError):
+        return path.absolute()
+
+
+def check_output(target: Path, option: str = "", force: bool = False) -> None:
+    """The output rule (docs/options.md, "Where gpuprof writes"), decided by what `target` is: a new
+    name in a writable folder, or a regular file gpuprof wrote (its marker, is_own) is written; a
+    user's file only with --force; a link (other than a stream's), a folder, a block device, a socket
+    never. Every refusal is a UsageError (exit 2) of one line."""
+    label = f"{option} {target}" if option else str(target)
+    try:
+        info = os.lstat(target)
+    except (FileNotFoundError, NotADirectoryError):
+        check_folder(target)  # says which: a missing folder, a file where a folder should be
+        return
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot write {target}: {_path_reason(exc)}") from None
+    if stat.S_ISLNK(info.st_mode):
+        if is_stream(target):
+            return
+        raise UsageError(f"{label} is a symbolic link{_link_state(target)}; gpuprof never writes through a link: "
+                         "give the file's own path")
+    if stat.S_ISDIR(info.st_mode):
+        raise UsageError(f"{label} is a folder; give a file name")
+    if stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode):
+        return
+    if not stat.S_ISREG(info.st_mode):
+        raise UsageError(f"{label} is {_kind(info.st_mode)}; gpuprof writes files, character devices and pipes only")
+    if not force and not is_own(target):
+        raise UsageError(f"{label} exists and was not written by gpuprof; choose another name or add --force to "
+                         "replace it")
+    check_folder(target)
+
+
+def check_folder(target: Path) -> None:
+    """The folder a new file goes into exists, is a folder and can be written; the name fits."""
+    folder, label = target.parent, f"cannot write {target}"
+    size, most = len(os.fsencode(target.name)), _name_max(folder)
+    if size > most:
+        raise UsageError(f"{label}: file name too long ({size} bytes; at most {most})")
+    try:
+        info = os.stat(folder)
+    except FileNotFoundError:
+        raise UsageError(f"{label}: directory {folder} does not exist") from None
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{label}: directory {folder}: {_path_reason(exc)}") from None
+    if not stat.S_ISDIR(info.st_mode):
+        raise UsageError(f"{label}: {folder} is not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"{label}: directory {folder} is not writable")
+
+
+def _name_max(folder: Path) -> int:
+    try:
+        return os.pathconf(folder if folder.is_dir() else ".", "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255
+
+
+def _link_state(path: Path) -> str:
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return " in a loop"
+        return " to nothing"
+    except ValueError:
+        return ""
+    return ""
+
+
+def _path_reason(exc: OSError | ValueError) -> str:
+    if isinstance(exc, ValueError):
+        return str(exc)
+    if exc.errno == errno.ENAMETOOLONG:
+        return "file name too long"
+    if exc.errno == errno.ELOOP:
+        return "a symbolic link loop in the path"
+    return _reason(exc)
 
 
 def _same(a: Path, b: Path) -> bool:
@@ -235,9 +311,10 @@ def is_own(path: Path) -> bool:
             schema = data.get("schema")
             # nsys files of earlier gpuprofs carry only their own version key
             return (isinstance(schema, str) and schema.startswith(JSON_SCHEMA_PREFIX)) or "gpuprof_nsys_schema" in data
-        return isinstance(data, list) and all(
+        return isinstance(data, list) and bool(data) and all(
             isinstance(e, dict) and set(e) <= _GAB_KEYS and {"name", "unit", "value"} <= set(e)
-            and isinstance(e["name"], str) and _ROW_ID.fullmatch(e["name"]) is not None for e in data)
+            and isinstance(e["name"], str) and _ROW_ID.fullmatch(e["name"]) is not None
+            and isinstance(e.get("extra"), str) and e["extra"].endswith(GAB_MARK) for e in data)
     return False
 
 
@@ -294,35 +371,67 @@ def write_failed(path: Path | str, exc: OSError) -> EnvironmentProblem | InputEr
     """A full disk or quota is the machine's state (exit 3); any other failure is the path's (exit 2)."""
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return EnvironmentProblem(f"cannot write {path}: no space left on device")
-    return InputError(f"cannot write {path}: {_reason(exc)}")
+    return InputError(f"cannot write {path}: {_path_reason(exc)}")
 
 
 def atomic_write_text(path: Path, text: str | Iterable[str]) -> Path:
-    """A temporary file in the same directory, fsync, then rename over the target. text may come in
-    pieces (a large report need not be joined into one string first). A device or pipe is written
-    into instead (is_stream); a link to a regular file keeps its link and has its target replaced."""
+    """A temporary file in the same directory, fsync, then rename over the target, keeping an old
+    file's mode. text may come in pieces (a large report need not be joined into one string first).
+    A device or pipe is written into instead (is_stream); a link is never written through."""
+    def write(handle: Any) -> None:
+        if isinstance(text, str):
+            handle.write(text.encode("utf-8"))
+        else:
+            for piece in text:
+                handle.write(piece.encode("utf-8"))
+
+    return _atomic(Path(path), write, lambda: _write_stream(Path(path), text))
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> Path:
+    """atomic_write_text for bytes (a PNG)."""
+    def into_stream() -> Path:
+        try:
+            with _open_stream(Path(path)) as handle:
+                handle.write(data)
+        except OSError as exc:
+            raise write_failed(path, exc) from None
+        return Path(path)
+
+    return _atomic(Path(path), lambda handle: handle.write(data), into_stream)
+
+
+def _atomic(path: Path, write: Any, into_stream: Any) -> Path:
     if is_stream(path):
-        return _write_stream(path, text)
-    if path.is_symlink():
-        path = path.resolve()
+        return Path(into_stream())
+    try:
+        info: os.stat_result | None = os.lstat(path)
+    except FileNotFoundError:
+        info = None
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot write {path}: {_path_reason(exc)}") from None
+    if info is not None and stat.S_ISLNK(info.st_mode):
+        raise UsageError(f"cannot write {path}: a symbolic link{_link_state(path)}; "
+                         "gpuprof never writes through a link")
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        what = "a folder" if stat.S_ISDIR(info.st_mode) else _kind(info.st_mode)
+        raise UsageError(f"cannot write {path}: it is {what}")
     if not path.parent.is_dir():
         raise InputError(f"cannot write {path}: directory {path.parent} does not exist")
+    mode = stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~_umask()
     tmp: str | None = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            if isinstance(text, str):
-                handle.write(text)
-            else:
-                handle.writelines(text)
+        fd, tmp = tempfile.mkstemp(prefix=".gpuprof.", suffix=".tmp", dir=path.parent)  # a short name: a
+        with os.fdopen(fd, "wb") as handle:  # 255-byte target's own name plus a suffix would be too long
+            write(handle)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; results are ordinary files
+        os.chmod(tmp, mode)  # mkstemp makes 0600; a new file is an ordinary one, an old one keeps its mode
         os.replace(tmp, path)
     except OSError as exc:
         raise write_failed(path, exc) from None
     finally:
-        if tmp is not None and Path(tmp).exists():
+        if tmp is not None and os.path.lexists(tmp):
             Path(tmp).unlink(missing_ok=True)
     return path
 
@@ -359,12 +468,30 @@ def read_lines(path: str | Path, what: str = "", max_bytes: int = MAX_BYTES) -> 
 def _write_stream(path: Path, text: str | Iterable[str]) -> Path:
     """Into a device or pipe, appending (a /dev/stdout redirected with >> keeps what it holds)."""
     try:
-        with open(path, "a", encoding="utf-8") as handle:
+        with _open_stream(path) as handle:
             if isinstance(text, str):
-                handle.write(text)
+                handle.write(text.encode("utf-8"))
             else:
-                handle.writelines(text)
+                for piece in text:
+                    handle.write(piece.encode("utf-8"))
             handle.flush()
     except OSError as exc:
         raise write_failed(path, exc) from None
     return path
+
+
+def _open_stream(path: Path) -> Any:
+    """The device or pipe opened for appending. A named pipe is opened without waiting first: one that
+    no process reads from would block the open for ever, so it is one line instead (ENXIO)."""
+    flags = os.O_WRONLY | os.O_APPEND
+    if stat.S_ISFIFO(os.stat(path).st_mode):
+        try:
+            fd = os.open(path, flags | os.O_NONBLOCK)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:
+                raise InputError(f"cannot write {path}: a FIFO (named pipe) that no process reads") from None
+            raise
+        os.set_blocking(fd, True)
+    else:
+        fd = os.open(path, flags)
+    return os.fdopen(fd, "wb")

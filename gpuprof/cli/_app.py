@@ -39,9 +39,12 @@ class OneLineErrors(TyperGroup):
         except (GpuprofError, ClickException, Abort, KeyboardInterrupt) as exc:
             code = report(exc)
         except OSError as exc:
-            if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EPIPE):
-                raise
-            code = _stdout_failed(exc)
+            if exc.filename is not None:
+                code = report(_os_error(exc))
+            elif exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EPIPE):
+                code = _stdout_failed(exc)
+            else:  # an OSError naming no file: the machine's (an I/O error, too many open files)
+                code = report(EnvironmentProblem(f"{exc.strerror or exc}"))
         if standalone_mode:
             code = _flush_stdout(code)
             sys.exit(code)
@@ -77,6 +80,24 @@ def _stdout_failed(exc: OSError) -> int:
         return 0  # the reader has what it wanted
     where = exc.filename or "to stdout"  # an OSError without a file name here is a print's
     return report(EnvironmentProblem(f"cannot write {where}: no space left on device"))
+
+
+# An OSError on a path the user gave (a long name, a loop, a read-only folder) is the user's (exit 2);
+# any other (a full disk, an I/O error, too many open files) is the machine's (exit 3).
+_PATH_ERRORS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENAMETOOLONG, errno.ELOOP, errno.ENOTDIR,
+                errno.EISDIR, errno.ENOENT, errno.EEXIST, errno.ENXIO, errno.ETXTBSY}
+
+
+def _os_error(exc: OSError) -> GpuprofError:
+    """An OSError that reached the boundary with a file name: one line naming the file, never a traceback."""
+    from gpuprof.errors import InputError
+
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return EnvironmentProblem(f"cannot write {exc.filename}: no space left on device")
+    words = exc.strerror or str(exc)
+    if exc.errno in _PATH_ERRORS:
+        return InputError(f"{exc.filename}: {words[:1].lower()}{words[1:]}")
+    return EnvironmentProblem(f"{exc.filename}: {words[:1].lower()}{words[1:]}")
 
 
 def _flush_stdout(code: int) -> int:

@@ -82,15 +82,14 @@ CheckSize = Annotated[list[str] | None, typer.Option(
 def json_target(value: str | None) -> Path | str | None:
     """--json FILE or '-' (stdout; so is any name of this process's stdout, e.g. /dev/stdout); a file's
     folder must exist."""
-    from gpuprof.files import is_own_stdout
+    from gpuprof.files import check_folder, is_own_stdout
 
     if value is None or value == "-":
         return value
     if is_own_stdout(value):
         return "-"
     path = Path(value)
-    if not path.parent.is_dir():
-        raise UsageError(f"--json {path}: directory {path.parent} does not exist")
+    check_folder(path)  # missing, not a folder, a loop, read-only, or a name too long: one line
     return path
 
 

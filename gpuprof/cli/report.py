@@ -51,10 +51,8 @@ def report(
         check_outputs([results_file, base], {"--html": html_out}, force)
         if png is not None and not charts.available():  # before any folder is made
             raise EnvironmentProblem("--png needs matplotlib: pip install 'gpuprof[plot]' (--html works without it)")
-        if png is not None and not png.is_dir():
-            if not png.parent.is_dir():
-                raise UsageError(f"--png {png}: directory {png.parent} does not exist")
-            png.mkdir()
+        if png is not None:
+            png_folder(png)
         with err_console.status(f"reading {results_file}", spinner="dots"):
             story = execute(ReportRequest(results_file, base))
         written: list[Path] = []
@@ -62,6 +60,30 @@ def report(
             if html_out is not None:
                 written.append(atomic_write_text(html_out, page(story)))
             if png is not None:
-                written += save_pngs(story, png)
+                written += save_pngs(story, png, force)
     for path in written:
         typer.echo(f"wrote {path}")
+
+
+def png_folder(png: Path) -> None:
+    """--png DIR: an existing folder, or a new one made in an existing folder; anything else is one line."""
+    import os
+    import stat
+
+    from gpuprof.files import check_output
+
+    try:
+        folder = stat.S_ISDIR(os.stat(png).st_mode)
+    except (OSError, ValueError):
+        folder = False  # missing, a dangling link, a loop, a name too long: check_output says which
+    if folder:
+        if not os.access(png, os.W_OK | os.X_OK):
+            raise UsageError(f"--png {png}: directory is not writable")
+        return
+    check_output(png, "--png")  # a link, a file, a device, a name too long, a missing or read-only parent
+    try:
+        png.mkdir()
+    except OSError as exc:
+        from gpuprof.files import write_failed
+
+        raise write_failed(png, exc) from None

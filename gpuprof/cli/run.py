@@ -201,7 +201,9 @@ def _shard_plan(spec_file: Suite, shard: str, history: Results | None) -> ShardP
     if not plan.units:
         raise UsageError(f"--shard {shard}: the suite has only {plan.record['units']} units, so shard "
                          f"{wanted.index} would run none; use at most {plan.record['units']} shards")
-    expected = ", ".join(f"{s:.0f}" for s in plan.expected_all_s)
+    shown = plan.expected_all_s[:12]  # --shard 1/10000 names 12 shards' times, not 10,000
+    expected = ", ".join(f"{s:.0f}" for s in shown) + (
+        f", ... ({len(plan.expected_all_s) - len(shown):,} more)" if len(plan.expected_all_s) > len(shown) else "")
     err_console.print(f"shard {wanted.index}/{wanted.count}: {len(plan.units)} of {plan.record['units']} units, "
                       f"expected {plan.expected_s:.0f} s (every shard: {expected} s; estimated from "
                       f"{plan.estimates_from})", highlight=False)

@@ -129,11 +129,12 @@ def _check_shards(files: list[tuple[Path, results.Results]]) -> list[str]:
         if s.get("index") in by_index:
             raise InputError(f"{by_index[s.get('index')]} and {path} are both shard {s.get('index')}/{s.get('count')}")
         by_index[s.get("index")] = path
-    [count] = counts
-    missing = [str(k) for k in range(1, int(count or 0) + 1) if k not in by_index]
+    count = int(next(iter(counts)) or 0)  # a whole number from 1 to MAX_SHARDS: results.load checked it
+    missing = [k for k in range(1, count + 1) if k not in by_index]
     if missing:
         many = len(missing) > 1
-        return [(f"shard{'s' if many else ''} {', '.join(missing)} of {count} not given: "
+        shown = ", ".join(map(str, missing[:10])) + (f" and {len(missing) - 10:,} more" if len(missing) > 10 else "")
+        return [(f"shard{'s' if many else ''} {shown} of {count} not given: "
                  f"{'their' if many else 'its'} rows are missing from the merged file")]
     return []
 

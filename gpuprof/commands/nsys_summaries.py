@@ -15,28 +15,41 @@ from gpuprof.parsers.nsys_stats import NsysApiSummary, NsysKernelSummary, NsysMe
 
 
 def sqlite_summary(path: Path) -> NsysSummary:
-    """Kernel and NVTX range summaries computed from an `nsys export --type sqlite` file."""
+    """Kernel and NVTX range summaries computed from an `nsys export --type sqlite` file. A kernel or
+    range that ends before it starts is impossible: it is left out of the tables (and the idle time)
+    and a note says how many, so no negative time is shown as a measurement."""
     kernels: dict[str, list[float]] = {}
+    impossible = 0
     for k in nsys_sqlite.read_sqlite_kernels(path):
+        if k.duration_ns < 0:
+            impossible += 1
+            continue
         kernels.setdefault(k.demangled_name, []).append(float(k.duration_ns))
     ranges: dict[tuple[str, str], list[float]] = {}
     for e in nsys_sqlite.read_sqlite_nvtx(path):
         duration = e.duration_ns
         if e.kind in ("push_pop", "start_end") and duration is not None and e.name is not None:
+            if duration < 0:
+                impossible += 1
+                continue
             style = "PushPop" if e.kind == "push_pop" else "StartEnd"
             ranges.setdefault((f"{e.domain or ''}:{e.name}", style), []).append(float(duration))
     info = nsys_sqlite.read_sqlite_export_info(path)
     version = info.get("EXPORT_PRODUCT_VERSION")
     note = "memcpy and CUDA API summaries need nsys (nsys stats); this export was read directly"
+    notes = [note + (f" (exported by nsys {version})" if version else "")]
+    if impossible:
+        notes.append(f"{impossible:,} kernel launch(es) or NVTX range(s) end before they start (a negative "
+                     "duration, impossible): left out of these tables; the export is damaged or hand-made")
     return NsysSummary(
         path.name,
         kernels=kernel_summaries(kernels),
         memcpy=None,
         api=None,
         nvtx=nvtx_summaries(ranges),
-        notes=(note + (f" (exported by nsys {version})" if version else ""),),
+        notes=tuple(notes),
         artifacts=(path,),
-        idle=idle_breakdown(nsys_sqlite.read_sqlite_gpu_ops(path)),
+        idle=idle_breakdown([op for op in nsys_sqlite.read_sqlite_gpu_ops(path) if op.end_ns >= op.start_ns]),
     )
 
 

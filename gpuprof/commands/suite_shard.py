@@ -19,6 +19,7 @@ from typing import Any
 from gpuprof import results
 from gpuprof.commands.suite_plan import DEFAULT_GPU, Unit, estimate_units, simulate, unit_row, units_of
 from gpuprof.errors import UsageError
+from gpuprof.results import MAX_SHARDS
 from gpuprof.suite_file import Suite, SuiteCase
 
 _SHARD = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
@@ -49,6 +50,8 @@ def parse_shard(text: str) -> Shard:
     match = _SHARD.fullmatch(text)
     if not match:
         raise UsageError(f"--shard {text!r}: give K/N, e.g. 1/4 (the first of four parts)")
+    if len(match[1]) > 9 or len(match[2]) > 9 or int(match[2]) > MAX_SHARDS:
+        raise UsageError(f"--shard {text.strip()}: N must be from 1 to {MAX_SHARDS:,}")
     index, count = int(match[1]), int(match[2])
     if count < 1 or not 1 <= index <= count:
         raise UsageError(f"--shard {text}: K must be from 1 to N (N >= 1), e.g. 1/{max(count, 2)}")

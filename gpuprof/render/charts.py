@@ -294,12 +294,10 @@ def svg_text(fig: Any) -> str:
 
 
 def save_png(fig: Any, path: Path) -> Path:
-    plt = _pyplot()
-    from gpuprof.files import PLOT_SOFTWARE
+    """The figure as a PNG carrying gpuprof's mark (files.is_own), written atomically."""
+    from gpuprof.render.roofline_plot import save_figure
 
-    fig.savefig(path, format="png", metadata={"Software": PLOT_SOFTWARE})  # gpuprof's mark (files.is_own)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path.with_suffix(".png") if path.suffix.lower() != ".png" else path)
 
 
 def slug(text: str) -> str:

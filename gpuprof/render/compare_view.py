@@ -188,6 +188,8 @@ def verdict_lines(report: CompareReport) -> list[str]:
 
 def gab_json(report: CompareReport) -> str:
     """github-action-benchmark's 'customSmallerIsBetter' list: one entry per NEW row timed, in µs."""
+    from gpuprof.files import GAB_MARK
+
     verdicts = {v.row_id: v for v in report.verdicts}
     entries = []
     for rid, median_s in report.new_medians.items():
@@ -196,8 +198,9 @@ def gab_json(report: CompareReport) -> str:
         if v is not None and v.ci_low is not None and v.ci_high is not None and v.ratio:
             half = max(v.ci_high - v.ratio, v.ratio - v.ci_low) / v.ratio
             entry["range"] = f"± {half * 100:.2f} %"
-        if v is not None:
-            entry["extra"] = f"{v.status.value} ({v.reason.value}) vs {report.base_label}"
+        # "extra" ends with gpuprof's mark (files.is_own: the format has no other place for one)
+        entry["extra"] = (f"{v.status.value} ({v.reason.value}) vs {report.base_label}" if v is not None
+                          else "new row") + GAB_MARK
         entries.append(entry)
     return json.dumps(entries, indent=1, ensure_ascii=False)
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -349,28 +350,79 @@ def _value(value: Any) -> str:
     return str(value)
 
 
-def save_pngs(story: StoryReport, folder: Path) -> list[Path]:
-    """One PNG per table's ladder, one roofline per family, one per sweep: `<family>_<size>_ladder.png`,
-    `<family>_roofline.png`, `<family>_<variant>_sweep.png`."""
-    written = []
-    for family, tables in story.families().items():
+def png_plan(story: StoryReport) -> list[tuple[str, Callable[[], Any]]]:
+    """The PNGs `report --png` writes, as (file name, the figure's maker), before any is drawn: one per
+    table's ladder, one roofline per family, one per sweep: `<family>_<size>_ladder.png`,
+    `<family>_roofline.png`, `<family>_<variant>_sweep.png`. A family whose name collides with another's
+    once made file-safe ("a b" and "a_b"; or by case alone) gets a short hash of its own name, so no two
+    families share a chart."""
+    families = story.families()
+    slugs = unique_slugs(list(families))
+    plan: list[tuple[str, Callable[[], Any]]] = []
+    for family, tables in families.items():
+        stem = slugs[family]
         all_rows: list[Row] = []
         for table in tables:
             sizes = "_".join(sorted({size_label(r.size) for r in table.rows}))
-            name = f"{charts.slug(family)}_{charts.slug(sizes)}" + (f"_{table.mode}" if len(tables) > 1 and any(
+            name = f"{stem}_{charts.slug(sizes)}" + (f"_{table.mode}" if len(tables) > 1 and any(
                 t.mode != table.mode for t in tables) else "")
-            written.append(charts.save_png(charts.ladder_figure(table), folder / f"{name}_ladder.png"))
+            plan.append((f"{name}_ladder.png", partial(charts.ladder_figure, table)))
             all_rows += table.rows
         title = f"{family} roofline: every timed row at its intensity, under the roofs of the file's GPU"
-        written.append(charts.save_png(charts.roofline_figure(all_rows, story.report.ceilings, title),
-                                       folder / f"{charts.slug(family)}_roofline.png"))
+        plan.append((f"{stem}_roofline.png", partial(charts.roofline_figure, all_rows, story.report.ceilings, title)))
         for (fam, variant, size), members in charts.sweep_groups(all_rows).items():
             references = [r for r in all_rows if r.size == members[0].size and r not in members and r.vendor]
-            figure = charts.sweep_figure(members, references,
-                                         f"{fam} sweep of {variant} at {size}: rate per configuration")
-            name = f"{charts.slug(fam)}_{charts.slug(variant)}_{charts.slug(size)}_sweep.png"
-            written.append(charts.save_png(figure, folder / name))
-    return written
+            name = f"{stem}_{charts.slug(variant)}_{charts.slug(size)}_sweep.png"
+            plan.append((name, partial(charts.sweep_figure, members, references,
+                                       f"{fam} sweep of {variant} at {size}: rate per configuration")))
+    return _distinct(plan)
+
+
+def unique_slugs(names: list[str]) -> dict[str, str]:
+    """Each name's file-safe form; names whose forms collide (case aside) each get a hash of the name."""
+    import hashlib
+
+    base = {name: charts.slug(name) for name in names}
+    counts: dict[str, int] = {}
+    for value in base.values():
+        counts[value.lower()] = counts.get(value.lower(), 0) + 1
+    return {name: value if counts[value.lower()] == 1 else
+            f"{value}-{hashlib.sha256(name.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
+            for name, value in base.items()}
+
+
+MAX_CHART_NAME = 200  # bytes: file systems allow 255, and -N may be added
+
+
+def _distinct(plan: list[tuple[str, Callable[[], Any]]]) -> list[tuple[str, Callable[[], Any]]]:
+    """A file name met twice (a variant and a size slugged alike) gets -2, -3, ...: one chart per file."""
+    import hashlib
+
+    seen: set[str] = set()
+    out = []
+    for name, make in plan:
+        if len(name.encode()) > MAX_CHART_NAME:  # a long family or variant name: cut, kept apart by a hash
+            head, kind = name[:name.rfind("_")], name[name.rfind("_"):]  # kind: "_roofline.png", ...
+            cut = head.encode()[:MAX_CHART_NAME - 40].decode("utf-8", "ignore")
+            name = f"{cut}-{hashlib.sha256(name.encode()).hexdigest()[:12]}{kind}"
+        stem, chosen, n = name.removesuffix(".png"), name, 1
+        while chosen.lower() in seen:
+            n += 1
+            chosen = f"{stem}-{n}.png"
+        seen.add(chosen.lower())
+        out.append((chosen, make))
+    return out
+
+
+def save_pngs(story: StoryReport, folder: Path, force: bool = False) -> list[Path]:
+    """Every chart of png_plan into `folder`: each file checked first (files.check_output: no link, no
+    user's PNG without --force), then drawn and written atomically."""
+    from gpuprof.files import check_output
+
+    plan = png_plan(story)
+    for name, _ in plan:
+        check_output(folder / name, "--png", force)
+    return [charts.save_png(make(), folder / name) for name, make in plan]
 
 
 __all__ = ["OK", "page", "save_pngs"]

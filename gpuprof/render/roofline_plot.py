@@ -58,9 +58,22 @@ def save_roofline(points: list[Point], roof: Roof, path: Path, title: str) -> Pa
         fig = level_figure(levels, f"{title} by memory level (peaks: ncu's metrics at the profiled clocks)")
     else:
         fig = dram_figure(points, roof, f"{title} ({roof.source})")
-    fig.savefig(path, metadata=plot_metadata(path))
-    _pyplot().close(fig)
-    return path
+    return save_figure(fig, path)
+
+
+def save_figure(fig: Any, path: Path) -> Path:
+    """The figure in the format its suffix names, written atomically (files.atomic_write_bytes: never
+    through a link, an old plot's mode kept), with gpuprof's mark; the figure closed."""
+    import io
+
+    from gpuprof.files import atomic_write_bytes
+
+    buffer = io.BytesIO()
+    try:
+        fig.savefig(buffer, format=path.suffix.lower().lstrip(".") or "png", metadata=plot_metadata(path))
+    finally:
+        _pyplot().close(fig)
+    return atomic_write_bytes(path, buffer.getvalue())
 
 
 def dram_figure(points: list[Point], roof: Roof, title: str) -> Any:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from gpuprof.errors import CountersNotPermitted, EnvironmentProblem, InputError, NoKernelsProfiled, UsageError
+from gpuprof.files import atomic_write_text
 from gpuprof.parsers import ncu_rep, ncu_source
 from gpuprof.parsers.ncu_csv import scan_messages
 from gpuprof.parsers.ncu_metrics import NcuKernelRow
@@ -166,7 +167,7 @@ def c_locale_env() -> dict[str, str]:
 def run_profile(argv: list[str], report_base: Path, log: Path, timeout_s: float = PROFILE_TIMEOUT_S) -> Path:
     """Run ncu; keep its console output in `log`; return the .ncu-rep path."""
     done = _proc.run(argv, timeout_s=timeout_s, env=c_locale_env())
-    log.write_text(done.stdout + done.stderr)
+    atomic_write_text(log, done.stdout + done.stderr)  # never through a link left in the folder
     _raise_tool_errors(done.stdout + done.stderr)
     report = report_base.with_suffix(".ncu-rep")
     if not report.is_file():

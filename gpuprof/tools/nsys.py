@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 from gpuprof.errors import EnvironmentProblem, UsageError
+from gpuprof.files import atomic_write_text
 from gpuprof.tools import _proc
 
 # The four summaries gpuprof shows, in the order `nsys stats` prints them.
@@ -116,7 +117,7 @@ def export_path(report_path: Path, out_dir: Path) -> Path | None:
 
 def _keep(path: Path, done: _proc.Completed) -> Path:
     text = done.stdout + (f"\n--- stderr ---\n{done.stderr}" if done.stderr.strip() else "")
-    path.write_text(text, encoding="utf-8")
+    atomic_write_text(path, text)  # never through a link left in the folder
     return path
 
 

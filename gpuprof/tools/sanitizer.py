@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from gpuprof.files import atomic_write_text
 from gpuprof.tools import _proc
 
 TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
@@ -61,5 +62,5 @@ def run_tool(argv: list[str], log: Path, timeout_s: float = RUN_TIMEOUT_S,
              env: dict[str, str] | None = None) -> tuple[int, str]:
     done = _proc.run(argv, timeout_s=timeout_s, env=child_env() if env is None else env)
     text = done.stdout + done.stderr
-    log.write_text(text)
+    atomic_write_text(log, text)  # never through a link left in the log folder
     return done.returncode, text

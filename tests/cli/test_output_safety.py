@@ -129,13 +129,16 @@ def test_enospc_is_the_machines_state(tmp_path, monkeypatch):
         files.atomic_write_text(tmp_path / "r.json", "{}")
 
 
-def test_a_link_to_a_regular_file_keeps_its_link(tmp_path):
+def test_a_link_to_a_regular_file_is_never_written_through(tmp_path):
     target = tmp_path / "real.json"
     target.write_text('{"schema": "gpuprof.list"}')
     link = tmp_path / "link.json"
     link.symlink_to(target)
-    files.atomic_write_text(link, '{"schema": "gpuprof.list", "x": 1}')
-    assert link.is_symlink() and json.loads(target.read_text())["x"] == 1
+    with pytest.raises(UsageError, match="never writes through a link"):
+        files.atomic_write_text(link, '{"schema": "gpuprof.list", "x": 1}')
+    with pytest.raises(UsageError, match="symbolic link"):
+        files.check_outputs([], {"--json": link}, force=True)
+    assert link.is_symlink() and target.read_text() == '{"schema": "gpuprof.list"}'
 
 
 def test_a_report_page_is_known_by_its_generator_tag_and_a_foreign_page_is_not(tmp_path):
