@@ -166,3 +166,38 @@ def test_list_and_build_take_a_folder_path_as_they_take_a_name(tmp_path):
     by_path = runner.invoke(app, ["list", str(catalog.kernels_root() / "vecadd"), "--json", "-"])
     assert by_name.exit_code == 0 and by_path.exit_code == 0
     assert by_name.stdout == by_path.stdout
+
+
+def test_build_takes_a_folder_path_as_it_takes_a_name():
+    import shutil as _shutil
+
+    if _shutil.which("nvcc") is None:
+        pytest.skip("needs nvcc")
+    from typer.testing import CliRunner
+
+    from gpuprof.cli import app
+
+    runner = CliRunner()
+    by_name = runner.invoke(app, ["build", "vecadd", "-v", "grid,vectorized", "--json", "-"])
+    by_path = runner.invoke(app, ["build", str(catalog.kernels_root() / "vecadd"), "-v", "grid,vectorized",
+                                  "--json", "-"])
+    assert by_name.exit_code == 0 and by_path.exit_code == 0, by_name.output + by_path.output
+    assert by_name.stdout == by_path.stdout
+
+
+@pytest.mark.parametrize(("extra", "python", "words"), [
+    ('colour = "red"', HOOKS, ["family.toml", "'colour' is not a family key"]),
+    ("", None, ["family.toml", "no reference"]),
+    ('[op]\ninputs = 3', None, ["family.toml", "'op.inputs'"]),
+])
+def test_a_bad_folder_is_exit_2_with_one_line_naming_the_file_and_key(tmp_path, extra, python, words):
+    import subprocess
+    import sys
+
+    path = folder(tmp_path, extra=extra, python=python)
+    done = subprocess.run([sys.executable, "-m", "gpuprof", "list", str(path)], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and all(w in lines[0] for w in words), lines
+    assert "Traceback" not in done.stderr
