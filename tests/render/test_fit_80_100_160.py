@@ -162,7 +162,7 @@ CHECKS = [  # as `gpuprof doctor --json -` gave them on a machine without a GPU,
           "/proc/driver/nvidia); this command needs an NVIDIA GPU with its driver (list, build, compare and "
           "--import work without one)", "run, ncu, nsys, sanitize", required=True),
     Check("nvcc", True, "13.0 at /usr/local/bin/nvcc", "run --add, build", required=True),
-    Check("NVRTC", True, "13.5 at /work/main/.venv/lib/python3.11/site-packages/nvidia/cu13/lib/libnvrtc.so.13",
+    Check("NVRTC", True, "13.5 at /home/student/.venv/lib/python3.11/site-packages/nvidia/cu13/lib/libnvrtc.so.13",
           "run, build (CUDA variants are compiled by NVRTC through CuPy, as `run` compiles them)", required=True),
     Check("nsys", False, "nsys (Nsight Systems) was not found on PATH, in $CUDA_HOME or next to ncu "
           "(<ncu dir>/host/target-linux-x64/nsys); install Nsight Systems or pass --nsys PATH", "gpuprof nsys"),
