@@ -49,7 +49,10 @@ _GAB_KEYS = {"name", "unit", "value", "range", "extra"}
 _ROW_ID = re.compile(r"[^/\s]+/[^/\s]+/[0-9x]+")
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a path that is not a regular file is, in words (from its stat mode)."""
+    if stat.S_ISDIR(mode):
+        return "a folder"
     if stat.S_ISFIFO(mode):
         return "a FIFO (named pipe)"
     if stat.S_ISCHR(mode):
@@ -68,7 +71,7 @@ def _regular_or_refuse(path: Path, label: str) -> int:
     if stat.S_ISDIR(info.st_mode):
         raise InputError(f"cannot read {label}: it is a folder, not a file")
     if not stat.S_ISREG(info.st_mode):
-        raise InputError(f"cannot read {label}: it is {_kind(info.st_mode)}, not a regular file")
+        raise InputError(f"cannot read {label}: it is {file_kind(info.st_mode)}, not a regular file")
     return info.st_size
 
 
@@ -222,7 +225,8 @@ def check_output(target: Path, option: str = "", force: bool = False) -> None:
     if stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode):
         return
     if not stat.S_ISREG(info.st_mode):
-        raise UsageError(f"{label} is {_kind(info.st_mode)}; gpuprof writes files, character devices and pipes only")
+        raise UsageError(f"{label} is {file_kind(info.st_mode)}; "
+                         "gpuprof writes files, character devices and pipes only")
     if not force and not is_own(target):
         raise UsageError(f"{label} exists and was not written by gpuprof; choose another name or add --force to "
                          "replace it")
@@ -414,8 +418,7 @@ def _atomic(path: Path, write: Any, into_stream: Any) -> Path:
         raise UsageError(f"cannot write {path}: a symbolic link{_link_state(path)}; "
                          "gpuprof never writes through a link")
     if info is not None and not stat.S_ISREG(info.st_mode):
-        what = "a folder" if stat.S_ISDIR(info.st_mode) else _kind(info.st_mode)
-        raise UsageError(f"cannot write {path}: it is {what}")
+        raise UsageError(f"cannot write {path}: it is {file_kind(info.st_mode)}")
     if not path.parent.is_dir():
         raise InputError(f"cannot write {path}: directory {path.parent} does not exist")
     mode = stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~_umask()

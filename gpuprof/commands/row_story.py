@@ -89,12 +89,12 @@ def witness_bytes(rows: list[Row], family: Family) -> None:
     from gpuprof.results import IMPOSSIBLE
 
     host = families.host(family)
-    judged = [r for r in rows if (r.ncu or {}).get("dram_read_bytes") is not None and host.bytes_read(r.size)]
+    judged = [(row, must_read) for row in rows if (row.ncu or {}).get("dram_read_bytes") is not None
+              and (must_read := host.bytes_read(row.size))]
     if not judged:
         return  # nothing profiled, or a family that does not say what its op reads
     l2_bytes = device_info().l2_bytes
-    for row in judged:
-        must_read = host.bytes_read(row.size) or 0.0
+    for row, must_read in judged:
         payload = row.ncu or {}
         why = byte_witness.shortfall(_number(payload.get("dram_read_bytes")), must_read,
                                      _number(payload.get("dram_write_bytes")),

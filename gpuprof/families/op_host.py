@@ -39,7 +39,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -292,12 +292,11 @@ class OpModule:
     def bytes_moved(self, size: dict[str, int]) -> float:
         if self._bytes is not None:
             return float(self._evaluate(self._bytes, size))
-        shapes = (*self.inputs.values(), self.output_shape)
-        return float(ELEMENT_BYTES * sum(math.prod(_extents(s, size)) for s in shapes))
+        return _bytes_of((*self.inputs.values(), self.output_shape), size)
 
     def bytes_read(self, size: dict[str, int]) -> float:
         """Every input read once: what ncu's DRAM read bytes must reach (analysis/byte_witness.py)."""
-        return float(ELEMENT_BYTES * sum(math.prod(_extents(s, size)) for s in self.inputs.values()))
+        return _bytes_of(self.inputs.values(), size)
 
     def tolerance(self, variant: Any, size: dict[str, int]) -> float:
         """The table's `tolerance`, or this model: an elementwise or short row-wise op in FP32 gives
@@ -432,6 +431,11 @@ def _on_current_stream(cp: ModuleType) -> Any:
     on the legacy default stream (handle 0) both libraries already share it."""
     stream = cp.cuda.get_current_stream()
     return _torch.on_stream(stream) if getattr(stream, "ptr", 0) else contextlib.nullcontext()
+
+
+def _bytes_of(shapes: Iterable[Shape], size: dict[str, int]) -> float:
+    """FP32 buffers of these shapes at this size, each moved once."""
+    return float(ELEMENT_BYTES * sum(math.prod(_extents(s, size)) for s in shapes))
 
 
 def _extents(shape: Shape, size: dict[str, int]) -> tuple[int, ...]:

@@ -126,17 +126,22 @@ def _check_python(family: Family) -> None:
         host_for(family)
         return
     manifest = family.directory / MANIFEST
-    if family.op is not None:
-        raise InputError(f"{manifest}: 'host' and [op] both say where the reference is; keep one")
     name = family.host_module
-    if not all(part.isidentifier() for part in name.split(".")):
-        raise InputError(f"{manifest}: 'host' is {name!r}; name a Python module, e.g. \"gpuprof.families.vecadd\"")
+    _check_host_key(manifest, name, family.op is not None)
     try:
         found = importlib.util.find_spec(name)
     except (ImportError, ValueError):
         found = None
     if found is None:
         raise InputError(f"{manifest}: 'host' names {name!r}, which cannot be imported")
+
+
+def _check_host_key(manifest: Path, name: str, has_op: bool) -> None:
+    """The manifest's `host`: a dotted module name, and not beside an [op] table."""
+    if has_op:
+        raise InputError(f"{manifest}: 'host' and [op] both say where the reference is; keep one")
+    if not all(part.isidentifier() for part in name.split(".")):
+        raise InputError(f"{manifest}: 'host' is {name!r}; name a Python module, e.g. \"gpuprof.families.vecadd\"")
 
 
 def host_for(family: Family) -> FamilyHost:
@@ -148,8 +153,7 @@ def host_for(family: Family) -> FamilyHost:
 def _module(folder: Path, host_module: str | None, has_op: bool) -> FamilyModule:
     manifest = folder / MANIFEST
     if host_module is not None:
-        if has_op:
-            raise InputError(f"{manifest}: 'host' and [op] both say where the reference is; keep one")
+        _check_host_key(manifest, host_module, has_op)
         return _import_named(manifest, host_module)
     python = folder / PYTHON_FILE
     own = _import_file(python) if python.is_file() else None
@@ -169,8 +173,6 @@ def _module(folder: Path, host_module: str | None, has_op: bool) -> FamilyModule
 
 
 def _import_named(manifest: Path, name: str) -> FamilyModule:
-    if not all(part.isidentifier() for part in name.split(".")):
-        raise InputError(f"{manifest}: 'host' is {name!r}; name a Python module, e.g. \"gpuprof.families.vecadd\"")
     try:
         return cast(FamilyModule, importlib.import_module(name))
     except ModuleNotFoundError as exc:

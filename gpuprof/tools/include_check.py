@@ -13,25 +13,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gpuprof.errors import InputError
+from gpuprof.files import file_kind
 
 MAX_SOURCE_BYTES = 8 * 1024 * 1024  # a hand-written kernel with its headers is far below this
 MAX_FILES = 512  # headers followed at most; beyond that the compiler's own limits apply
 
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:"([^"\r\n]+)"|<(/[^>\r\n]+)>)', re.MULTILINE)
 
-
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
 
 
 def _included(name: str, folder: Path, include_dirs: Sequence[Path]) -> Path | None:
@@ -61,7 +49,7 @@ def check_includes(source: Path, text: str, include_dirs: Sequence[Path] = (), s
                 continue  # missing: the compiler says so in its own words
             info = target.stat()
             if not stat.S_ISREG(info.st_mode):
-                raise InputError(f"{label}: #include \"{name}\" is {_kind(info.st_mode)}, not a regular file; "
+                raise InputError(f"{label}: #include \"{name}\" is {file_kind(info.st_mode)}, not a regular file; "
                                  "refused before the compiler runs")
             if info.st_size > MAX_SOURCE_BYTES:
                 raise InputError(f"{label}: #include \"{name}\" is {info.st_size:,} bytes, more than the "
