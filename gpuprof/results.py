@@ -520,8 +520,8 @@ def _size(value: Any, where: str) -> dict[str, int]:
     if not isinstance(value, dict):  # empty for pytest plugin rows: no size of a family
         raise TypeError(f"{where}: size must be a table like {{\"n\": 1024}}, not {_shown(value)}")
     for key, item in value.items():
-        if type(item) is not int or item < 1:
-            raise ValueError(f"{where}: size.{key} must be a positive integer, not {_shown(item)}")
+        if type(item) is not int or item < 0:  # 0: a family's switch (attention's causal)
+            raise ValueError(f"{where}: size.{key} must be an integer, 0 or more, not {_shown(item)}")
     return {str(k): v for k, v in value.items()}
 
 

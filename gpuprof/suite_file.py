@@ -265,7 +265,7 @@ class _Validator:
         if expected is not None and set(value) != set(expected):
             raise self.fail(where, f"{what} has keys {sorted(value)}; {family} sizes are {example}")
         for key, item in value.items():
-            if not _is_int(item) or item <= 0:
+            if not _is_int(item) or item < 0:  # 0 only for a family's switch (commands/suite.py checks which)
                 raise self.fail(where, f"{what}: '{key}' must be a positive integer, got {item!r}")
             if item > MAX_DIMENSION:
                 raise self.fail(where, f"{what}: '{key}' = {item} is over the kernels' 32-bit index limit (2^31 - 1)")

@@ -22,7 +22,7 @@ from gpuprof.measure import isolation
 from gpuprof.measure.timing import TimingPolicy
 from gpuprof.progress import Progress, ProgressFn
 from gpuprof.suite_file import Suite, SuiteCase, load_suite
-from gpuprof.variants.catalog import Family, Variant
+from gpuprof.variants.catalog import Family, Variant, size_problem
 from gpuprof.variants.selection import VariantOptions
 from gpuprof.variants.user import load_kernels_dir
 
@@ -46,9 +46,13 @@ def load(path: Path) -> Suite:
         raise InputError(f"{path}: 'kernels_dir' {suite.kernels_dir} holds no <family>.toml with variants "
                          f"(one of {', '.join(f.name + '.toml' for f in families[:3])}, ...)")
     for case in suite.cases:
+        fam = registry.resolve(case.family)
+        for size in case.sizes or []:
+            bad = size_problem(fam, size)
+            if bad:
+                raise InputError(f"{path}: a {fam.name} size {size}: {bad}")
         if not case.defines:
             continue
-        fam = registry.resolve(case.family)
         variants = {v.name: v for v in [*fam.variants, *case_variants(suite, case)]}
         for name in case.variants if case.variants != "all" else list(variants):
             unknown = sorted(set(case.defines) - set(variants[name].defines))

@@ -193,6 +193,13 @@ class FamilyHost:
 
         return bool(np.any(self.epilogue(np.zeros(1), np.ones(1), scalars) != 0))
 
+    def output_values(self, out: Any) -> Any:
+        """The output as numbers the check compares (the module's `output_values`): a BF16 output is
+        held as its 16-bit patterns (CuPy has no bfloat16), decoded to float32 here, NaN poison kept.
+        Default: the output itself."""
+        own = getattr(self.module, "output_values", None)
+        return out if own is None else own(out)
+
     @property
     def scaled_error(self) -> ScaledError | None:
         """The module's ScaledError, which replaces the check's own scaling; None (default): the

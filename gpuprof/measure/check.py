@@ -329,7 +329,7 @@ def judge(host: FamilyHost, out: Any, pristine: dict[str, Any], size: dict[str, 
     if own_scaling is not None:  # a family whose output has parts on different scales (mnist)
         err, not_written = own_scaling(out, ref, size)
     else:
-        err, not_written = scaled_error(out, ref, host.ERROR_SCALE)
+        err, not_written = scaled_error(host.output_values(out), ref, host.ERROR_SCALE)
     del ref
     if not_written:
         return err, [f"{label}: {not_written} of {out.size} outputs not written (still NaN)"]

@@ -36,11 +36,19 @@ def nvcc_argv(nvcc: str, source: Path, arch: str, defines: dict[str, int], outpu
     # shared header (#include "x.cuh") is found as NVRTC finds it.
     # Given as it is (compile_report's private link), never resolved to the user's folder name.
     folder = include or source.resolve().parent
-    argv = [nvcc, f"-arch={arch}", "-cubin", "-lineinfo", "-Xptxas", "-v", f"-I{folder}", "-o", str(output)]
+    argv = [nvcc, *arch_flags(arch), "-cubin", "-lineinfo", "-Xptxas", "-v", f"-I{folder}", "-o", str(output)]
     argv += [f"-D{k}={v}" for k, v in defines.items()]
     if source.suffix != ".cu":  # a .cuh (or any other name): nvcc picks the language from the suffix
         argv += ["-x", "cu"]
     return argv + [str(source)]
+
+
+def arch_flags(arch: str) -> list[str]:
+    """nvcc's target options: an architecture-specific target (sm_90a) as one -gencode, since the
+    -arch=sm_90a shorthand also runs a plain sm_90 pass, which rejects wgmma and setmaxnreg."""
+    if re.fullmatch(r"sm_\d+[af]", arch):
+        return [f"-gencode=arch=compute_{arch[3:]},code={arch}"]
+    return [f"-arch={arch}"]
 
 
 def check_defines(defines: dict[str, int]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,10 @@ PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp64")  # the arithmetic a varian
 # a memory level's bandwidth, the compute pipe, or "latency" (far from every roof).
 LIMITERS = ("dram", "l2", "l1", "compute", "latency")
 _CUDA_ONLY_KEYS = ("kernel", "extra_kernels", "helpers", "block", "tile", "grid", "defines", "plan", "dynamic_smem",
-                   "args", "reads_output")
+                   "args", "reads_output", "arch")
+# A variant's own compile target: sm_90a is Hopper with its architecture-specific instructions (wgmma,
+# setmaxnreg), which a plain sm_90 build rejects; such a code runs on that one architecture only.
+ARCH_PATTERN = re.compile(r"sm_\d{2,3}[af]?")
 _VENDOR_KEYS = {"name", "technique", "vendor", "call", "precision", "error_model", "zero_output",
                "flop_count", "aliases", "options", "expected_efficiency", "expected_limiter",
                "launches_kernel", "require"}
@@ -77,6 +81,8 @@ class Variant:
     # and its defines (variants/constraints.py): check sizes that break them are moved, a benchmark size
     # that breaks them is not run.
     require: tuple[str, ...] = ()
+    # The target it must be compiled for (ARCH_PATTERN, e.g. "sm_90a"); None: the GPU's own (run) or --arch (build).
+    arch: str | None = None
 
     def helper(self, role: str) -> str:
         """The kernel name the manifest gives for a plan's helper role (KeyError names what is missing)."""
@@ -152,6 +158,9 @@ class Family:
     # `check_launches = N` in family.toml: launches judged per check size, for a family whose launch
     # is too slow for the check's own number (None: measure.check.CHECK_LAUNCHES).
     check_launches: int | None = None
+    # `switches = ["causal"]`: dims that turn a behaviour off (0) or on (1) rather than count elements;
+    # every other dim is a positive extent.
+    switches: tuple[str, ...] = ()
     # Where the family's Python is: `host = "gpuprof.families.vecadd"` (a module, as the built-in
     # families say) in the manifest; None: the folder's own family.py.
     host_module: str | None = None
@@ -265,7 +274,7 @@ def load_all() -> list[Family]:
 # The top-level keys of a family manifest (family.toml); [[variant]] tables have VARIANT_KEYS.
 FAMILY_KEYS = ("family", "summary", "signature", "baseline", "vendor_reference", "dims", "grid_dims",
                "default_size", "check_sizes", "variant", "inplace", "check_launches", "host", "op",
-               "require")
+               "require", "switches")
 
 
 def parse_manifest(path: Path) -> Family:
@@ -291,6 +300,7 @@ def parse_manifest(path: Path) -> Family:
         directory=path.parent,
         inplace=m.flag("inplace", default=False),
         check_launches=m.opt_count("check_launches"),
+        switches=tuple(m.str_list("switches")) if "switches" in data else (),
         host_module=m.opt_str("host"),
         op=op,
         require=m.require(),
@@ -360,9 +370,20 @@ def parse_variant(path: Path, index: int, data: dict[str, Any], *, user: bool = 
         defines=dict(defines),
         max_size=m.size("max_size") if "max_size" in data else None,
         dynamic_smem=m.expr("dynamic_smem") if "dynamic_smem" in data else 0,
+        arch=_arch(m, data),
         user=user,
         **common,
     )
+
+
+def _arch(m: _Manifest, data: dict[str, Any]) -> str | None:
+    """`arch = "sm_90a"`: the target the kernel needs (wgmma, setmaxnreg, TMA multicast)."""
+    if "arch" not in data:
+        return None
+    arch = m.text("arch")
+    if not ARCH_PATTERN.fullmatch(arch):
+        raise m.fail("arch", f"is {arch!r}; write a target like \"sm_90a\" (sm_ and the compute capability)")
+    return arch
 
 
 def _grid(m: _Manifest, data: dict[str, Any]) -> tuple[str, tuple[Expr, ...]]:
@@ -425,6 +446,9 @@ def _validate(path: Path, family: Family) -> None:
     for key, size in (("default_size", family.default_size), *(("check_sizes", s) for s in family.check_sizes)):
         if list(size) != list(family.dims):
             raise InputError(f"{path}: '{key}' {size} must give exactly {list(family.dims)} in that order")
+        bad = size_problem(family, size)
+        if bad:
+            raise InputError(f"{path}: '{key}' {size}: {bad}")
     _check_require_names(path, "", family, family.require, {})
 
 
@@ -625,6 +649,17 @@ def _size(value: Any, fail: Any) -> dict[str, int]:
     if not isinstance(value, dict) or not value:
         raise fail("must be a table like {n = 1024}")
     for k, v in value.items():
-        if not _is_count(v):
-            raise fail(f"has {k} = {v!r}; sizes are positive integers")
+        if not (_is_count(v) or v == 0 and type(v) is int):  # 0 only for a switch: size_problem decides
+            raise fail(f"has {k} = {v!r}; sizes are positive integers (a switch is 0 or 1)")
     return dict(value)
+
+
+def size_problem(family: Family, size: dict[str, int]) -> str | None:
+    """Why a size does not fit the family's dims (an extent below 1, a switch other than 0 or 1); None if it does."""
+    for dim, value in size.items():
+        if dim in family.switches:
+            if value not in (0, 1):
+                return f"{dim} is a switch (0 or 1), not {value}"
+        elif value < 1:
+            return f"{dim} must be a positive integer, not {value}"
+    return None

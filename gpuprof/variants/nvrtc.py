@@ -66,7 +66,18 @@ def nvrtc_options(variant: Variant, extra: tuple[str, ...] = ()) -> tuple[str, .
     # The variant's own folder is on the include path: a family's shared header (e.g.
     # kernels/scan/scan_propagate.cuh) is #include "..."-d as nvcc finds it beside the file.
     include = (f"-I{variant.file.resolve().parent}",) if variant.file is not None else ()
-    return ("-lineinfo", "--std=c++17", *include, *defines, *extra)
+    # A variant's own target (sm_90a): NVRTC keeps it over the plain -arch CuPy adds.
+    target = (f"-arch={variant.arch}",) if variant.arch else ()
+    return ("-lineinfo", "--std=c++17", *include, *defines, *target, *extra)
+
+
+def runs_here(variant: Variant, device_arch: str) -> str | None:
+    """Why a variant compiled for its own target (manifest `arch`) cannot run on this GPU; None when it can.
+    sm_90a code runs on compute capability 9.0 only: the letter marks instructions other GPUs lack."""
+    if variant.arch is None or variant.arch.rstrip("af") == device_arch:
+        return None
+    return (f"{variant.name} is built for {variant.arch} (its manifest's arch) and runs on that architecture only; "
+            f"this GPU is {device_arch}")
 
 
 def nvrtc_source(variant: Variant) -> str:
@@ -131,7 +142,9 @@ def compile_variant(variant: Variant) -> CompiledKernel:
         raise ValueError(f"{variant.name} is a {kind} variant; it has no CUDA source")
     _point_cupy_cache()
     cp = cupy()
-    device_info()  # fail with 'no GPU' before NVRTC complains about the architecture
+    wrong_target = runs_here(variant, device_info().arch)  # also: 'no GPU' before NVRTC complains
+    if wrong_target:
+        raise EnvironmentProblem(wrong_target)
     source = nvrtc_source(variant)
     options = nvrtc_options(variant)
     entries = entry_points(variant)
@@ -168,7 +181,7 @@ def _from_cubin(variant: Variant, entries: dict[str, tuple[str, bool]], nvrtc_er
         raise EnvironmentProblem(f"{display_path(variant.file)} does not compile with NVRTC ({nvrtc_error}), and "
                                  "nvcc, which compiles files with host headers, is not on PATH")
     wanted = dict(entries.values())
-    compiled = cubin.cached_cubin(variant.file, wanted, device_info().arch, compiler_defines(variant))
+    compiled = cubin.cached_cubin(variant.file, wanted, variant.arch or device_info().arch, compiler_defines(variant))
     if compiled.cubin is None:
         raise InputError(f"{display_path(variant.file)} does not compile with nvcc: {_first_error(compiled.stderr)}")
     module = cupy().RawModule(path=str(compiled.cubin))

@@ -32,7 +32,9 @@ def parse_size(family: Family, text: str | None) -> dict[str, int]:
     except (ValueError, KeyError, OverflowError):  # ValueError too for a 5000-digit number
         raise UsageError(f"bad size '{text[:40]}': {usage}") from None
     for d, v in values.items():
-        if v < 1:
+        if d in family.switches and v not in (0, 1):
+            raise UsageError(f"bad size '{text}': {d} is a switch, 0 or 1; {usage}")
+        if d not in family.switches and v < 1:
             raise UsageError(f"bad size '{text}': {d} must be a positive integer; {usage}")
         if v > 2**31 - 1:
             raise UsageError(f"bad size '{text[:40]}': {d} is over the 32-bit index limit of the kernels (2^31 - 1)")
