@@ -7,7 +7,8 @@
 // fragment loads over the banks), then every warp loads matrix_a row_major fragments from the A
 // tile and matrix_b col_major fragments straight from the B tile (element (k, n) of Bᵀ sits at
 // Bs[n][k]) and issues its mma_syncs. Single-buffered: two barriers per BK step, and the next
-// tile's global loads are only issued when the step begins (no overlap beyond other warps).
+// tile's global loads are only issued when the step begins (no overlap beyond other warps and
+// the second resident block: 127 registers and 20 KB of shared memory allow two per SM).
 // Epilogue: the FP32 accumulators go through shared memory (the tile buffers, reused) 16 rows of
 // the warp tile at a time, and come back as 8 x BF16 (round to nearest even) 16-byte stores.
 // Needs M % BM == 0, N % BN == 0, K % BK == 0 (so K % 8 == 0: 16-byte aligned rows).
