@@ -15,9 +15,11 @@ from gpuprof.families.interface import FamilyHost, FamilyModule
 if TYPE_CHECKING:
     # mypy checks each family module against FamilyModule (tests/families: none left out)
     from gpuprof.families import (
+        attention_bf16,
         conv2d,
         fft,
         fused,
+        gemm_bf16,
         histogram,
         matmul,
         mnist,
@@ -30,8 +32,8 @@ if TYPE_CHECKING:
     )
     from gpuprof.variants.catalog import Family
 
-    _CONFORMING: tuple[FamilyModule, ...] = (conv2d, fft, fused, histogram, matmul, mnist, reduce, scan, softmax,
-                                             transfers, transpose, vecadd)
+    _CONFORMING: tuple[FamilyModule, ...] = (attention_bf16, conv2d, fft, fused, gemm_bf16, histogram, matmul, mnist,
+                                             reduce, scan, softmax, transfers, transpose, vecadd)
 
 
 def host(family: Family) -> FamilyHost:

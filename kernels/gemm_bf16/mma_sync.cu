@@ -86,7 +86,7 @@ static __device__ __forceinline__ unsigned pack_bf16x2(float lo, float hi)
 }
 
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, MINBLOCKS)
-gemm_bf16_mma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
+gemm_bf16_mma_sync(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
               __nv_bfloat16* __restrict__ C, int M, int N, int K)
 {
     __shared__ __align__(128) __nv_bfloat16 smem[2 * STAGE_ELEMS];   // 2 x { As[BM][LDS], Bs[BN][LDS] }
