@@ -2,7 +2,7 @@
 # The device run: install gpuprof without network, run the GPU tests, then the benchmarks.
 # Usage (on a GPU machine, from the repo root):
 #   bash scripts/device_run.sh [tests|bench|ncu|gate|sanitize|families|faulty|profilers|student|truth|vendor|story|
-#                               cutlass|course|shards|speed|rungs|why|own|all]...
+#                               cutlass|course|shards|speed|rungs|why|own|userfirst|tc|all]...
 # Everything lands in one tarball, $OUT/device_run.tgz (default OUT=./out), plus the console output.
 set -u -o pipefail
 OUT=${OUT:-$PWD/out}; mkdir -p "$OUT"
@@ -303,4 +303,22 @@ if has userfirst; then
   (cd /tmp && COLUMNS=100 timeout 200 python3 -m gpuprof ncu matmul -v warptile --source --out /tmp/uf_ncu > "$LOGS/uf_ncu_source_tmp.txt" 2>&1; echo "== (from /tmp) gpuprof ncu matmul -v warptile --source: exit $?"; grep -iE "warptile.cu|not on this machine|hot" "$LOGS/uf_ncu_source_tmp.txt" | head -8)
   h sanitize_oob sanitize vecadd --add tests/kernels/oob_write.cu --variants oob_write --tool memcheck
   h doctor doctor
+fi
+if has tc; then
+  # issue 36: the tensor-core ladders. TC_FAMILIES picks the families (default both), TC_STEPS the commands.
+  t() { local name=$1; shift; local start=$SECONDS
+        COLUMNS=${TC_COLUMNS:-120} timeout ${TC_TIMEOUT:-300} python3 -m gpuprof "$@" > "$LOGS/tc_$name.txt" 2>&1
+        echo "== gpuprof $*: exit $?, $((SECONDS - start)) s"; cut -c1-160 "$LOGS/tc_$name.txt" | tail -${TC_LINES:-40}; }
+  for step in ${TC_STEPS:-run}; do
+    for f in ${TC_FAMILIES:-gemm_bf16 attention_bf16}; do
+      case "$f:$step" in
+        attention_bf16:run) t run_${f}_0 run $f --size b=16,h=16,s=4096,d=128,causal=0 --json "$LOGS/tc_${f}_0.json"
+                            t run_${f}_1 run $f --size b=16,h=16,s=4096,d=128,causal=1 --json "$LOGS/tc_${f}_1.json" ;;
+        *:run) t run_$f run $f --json "$LOGS/tc_$f.json" ;;
+        *:ladder) t ladder_$f ncu $f --ladder --size ${TC_NCU_SIZE:-4096} --out "$LOGS/tc_ncu_$f" ;;
+        *:sanitize) t sanitize_$f sanitize $f ;;
+      esac
+    done
+  done
+  cp "$LOGS"/tc_*.json "$OUT/" 2>/dev/null
 fi

@@ -12,6 +12,7 @@ from gpuprof.errors import EnvironmentProblem
 from gpuprof.families import _bf16, _keys, _torch
 from gpuprof.families._random import generator
 from gpuprof.gpu import cupy
+from gpuprof.variants.expressions import evaluate
 
 RATE = "flop"
 FORMULA = "TFLOP/s = 4·B·H·S²·D (QKᵀ and P·V, a multiply and an add each), halved when causal, / median time"
@@ -133,7 +134,10 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
     fn, grid, block, smem = functions[variant.kernel], ctx.grid, ctx.block, ctx.shared_mem
     if chosen == "by_head_dim":
         fn = _keys.helper(variant, functions, f"d{size['d']}")
-        if smem:
+        per_dim = variant.options.get("smem_per_head_dim")  # the instantiation's own shared memory
+        if per_dim is not None:
+            smem = evaluate(str(per_dim), variant.defines) * size["d"]
+        if smem > 48 * 1024:  # opt in per instantiation (the launch factory did so for the main kernel only)
             fn.max_dynamic_shared_size_bytes = smem
     args = kernel_args(inputs, out, size)
 
@@ -143,13 +147,11 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
     return launch
 
 
-SCORE_TILE = 16  # the naive scores and P·V kernels: 16×16 threads, one output element each
-SOFTMAX_THREADS = 256  # the naive softmax: one block per score row
-
-
 def _three_kernels(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: Any, size: dict[str, int]):
     """scores = Q·Kᵀ/sqrt(D) (masked: -inf), softmax of each row in place, O = P·V: three launches
-    through an FP32 workspace of B·H·S² scores, allocated here (untimed), as a naive program would."""
+    through an FP32 workspace of B·H·S² scores, allocated here (untimed), as a naive program would.
+    Geometry from the defines: SCORE_TILE² threads per score tile, a SOFTMAX_BLOCK block per row,
+    PV_BX × PV_BY threads per output tile (x along D)."""
     cp = cupy()
     b, h, s, d = _shape(size)
     causal = np.int32(size["causal"])
@@ -159,15 +161,17 @@ def _three_kernels(variant: Any, functions: dict[str, Any], inputs: dict[str, An
         raise EnvironmentProblem(f"the naive plan needs {b * h * s * s * 4 / 1e9:.1f} GB of score workspace "
                                  "(B·H·S² floats); run it at a smaller size") from None
     score_fn, softmax_fn, pv_fn = (_keys.helper(variant, functions, role) for role in ("scores", "softmax", "pv"))
-    tiles = (s + SCORE_TILE - 1) // SCORE_TILE
+    tile, rows_block = variant.defines["SCORE_TILE"], variant.defines["SOFTMAX_BLOCK"]
+    pv_x, pv_y = variant.defines["PV_BX"], variant.defines["PV_BY"]
     i32 = (np.int32(b), np.int32(h), np.int32(s), np.int32(d))
     q, k, v = inputs["Q"], inputs["K"], inputs["V"]
+    score_grid = (-(-s // tile), -(-s // tile), b * h)
+    pv_grid = (-(-d // pv_x), -(-s // pv_y), b * h)
 
     def launch(stream: Any) -> None:
-        score_fn((tiles, tiles, b * h), (SCORE_TILE, SCORE_TILE, 1), (q, k, scores, *i32, causal), stream=stream)
-        softmax_fn((s, b * h, 1), (SOFTMAX_THREADS, 1, 1), (scores, *i32[:3], causal), stream=stream)
-        pv_fn(((d + SCORE_TILE - 1) // SCORE_TILE, tiles, b * h), (SCORE_TILE, SCORE_TILE, 1),
-              (scores, v, out, *i32, causal), stream=stream)
+        score_fn(score_grid, (tile, tile, 1), (q, k, scores, *i32, causal), stream=stream)
+        softmax_fn((b * h * s, 1, 1), (rows_block, 1, 1), (scores, *i32[:3], causal), stream=stream)
+        pv_fn(pv_grid, (pv_x, pv_y, 1), (scores, v, out, *i32, causal), stream=stream)
 
     launch.workspace = scores  # type: ignore[attr-defined]  # alive as long as the launch
     return launch

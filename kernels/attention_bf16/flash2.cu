@@ -302,7 +302,7 @@ attn_flash2_d64(const __nv_bfloat16* __restrict__ Q, const __nv_bfloat16* __rest
 // grid = (ceil(S/BR), B*H), block = (NUM_THREADS),
 // dynamic shared memory = SMEM_BYTES(128) = (BR + 4*BC)*128*2 = 81920 bytes (defaults; > 48 KB: opt in).
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, MINBLOCKS)
-attn_flash2_d128(const __nv_bfloat16* __restrict__ Q, const __nv_bfloat16* __restrict__ K,
+attention_bf16_flash2(const __nv_bfloat16* __restrict__ Q, const __nv_bfloat16* __restrict__ K,
                  const __nv_bfloat16* __restrict__ V, __nv_bfloat16* __restrict__ O,
                  int B, int H, int S, int D, int causal)
 {

@@ -30,7 +30,7 @@ static_assert(PV_BX * PV_BY <= 1024 && PV_BX % 32 == 0, "PV block: whole warps a
 
 // grid = (ceil(S/SCORE_TILE), ceil(S/SCORE_TILE), B*H), block = (SCORE_TILE, SCORE_TILE)
 extern "C" __global__ void __launch_bounds__(SCORE_TILE * SCORE_TILE)
-attn_naive_scores(const __nv_bfloat16* __restrict__ Q, const __nv_bfloat16* __restrict__ K,
+attention_bf16_naive(const __nv_bfloat16* __restrict__ Q, const __nv_bfloat16* __restrict__ K,
                   float* __restrict__ P, int B, int H, int S, int D, int causal)
 {
     const int j = blockIdx.x * SCORE_TILE + threadIdx.x;   // key

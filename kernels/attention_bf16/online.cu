@@ -152,7 +152,7 @@ static __device__ __forceinline__ void online_body(const __nv_bfloat16* __restri
 // grid = (ceil(S/BR), B*H) with BR = NUM_THREADS/GROUP (= 32), block = (NUM_THREADS) (= 128).
 // Head dims 1..DMAX; D <= DMAX/2 uses the half-width instantiation. Larger D: nothing is written.
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, MINBLOCKS)
-attn_online_fp32(const __nv_bfloat16* __restrict__ Q, const __nv_bfloat16* __restrict__ K,
+attention_bf16_online(const __nv_bfloat16* __restrict__ Q, const __nv_bfloat16* __restrict__ K,
                  const __nv_bfloat16* __restrict__ V, __nv_bfloat16* __restrict__ O,
                  int B, int H, int S, int D, int causal)
 {
