@@ -315,7 +315,8 @@ if has tc; then
         attention_bf16:run) t run_${f}_0 run $f --size b=16,h=16,s=4096,d=128,causal=0 --json "$LOGS/tc_${f}_0.json"
                             t run_${f}_1 run $f --size b=16,h=16,s=4096,d=128,causal=1 --json "$LOGS/tc_${f}_1.json" ;;
         *:run) t run_$f run $f --json "$LOGS/tc_$f.json" ;;
-        *:ladder) t ladder_$f ncu $f --ladder --size ${TC_NCU_SIZE:-4096} --out "$LOGS/tc_ncu_$f" ;;
+        attention_bf16:ladder) t ladder_$f ncu $f --ladder --size b=4,h=8,s=2048,d=128,causal=0 --out "$LOGS/tc_ncu_$f" ;;
+        *:ladder) t ladder_$f ncu $f --ladder --size 4096 --out "$LOGS/tc_ncu_$f" ;;
         *:sanitize) t sanitize_$f sanitize $f ;;
       esac
     done

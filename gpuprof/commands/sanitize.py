@@ -38,6 +38,7 @@ from gpuprof.parsers.sanitizer_log import (
 from gpuprof.progress import DONE, START, ProgressFn, tell
 from gpuprof.tools import sanitizer as tool
 from gpuprof.tools.target import LaunchTarget
+from gpuprof.variants import constraints
 from gpuprof.variants.catalog import Family, Variant, kernels_root
 from gpuprof.variants.sizes import parse_size
 
@@ -189,9 +190,21 @@ def launch_targets(chosen: list[tuple[Family, list[Variant]]], target: Target) -
     out = []
     for fam, picked in chosen:
         size = parse_size(fam, target.size) if target.size else sanitize_size(list(fam.check_sizes))
-        out += [LaunchTarget(fam.name, v.name, size, plain_allocations=True, locator=fam.locator,
-                             defines=defines if v.is_cuda else {}, add=add_args if v.user else ()) for v in picked]
+        out += [LaunchTarget(fam.name, v.name, size if target.size else allowed_size(fam, v, size, defines),
+                             plain_allocations=True, locator=fam.locator, defines=defines if v.is_cuda else {},
+                             add=add_args if v.user else ()) for v in picked]
     return out
+
+
+def allowed_size(fam: Family, variant: Variant, size: dict[str, int], defines: dict[str, int]) -> dict[str, int]:
+    """The check size moved to the nearest size the variant's constraints allow (as `run` checks it:
+    a tiled kernel that needs M % 128 == 0 is sanitized at 384 rather than refused at 257); the size
+    as it is when none is near (the child then says which constraint it breaks)."""
+    requires = fam.requires(variant)
+    if not requires:
+        return size
+    merged = {**variant.defines, **(defines if variant.is_cuda else {})}
+    return constraints.nearest_allowed(size, requires, fam.dims, merged) or size
 
 
 def sanitize_size(sizes: list[dict[str, int]]) -> dict[str, int]:
@@ -200,7 +213,7 @@ def sanitize_size(sizes: list[dict[str, int]]) -> dict[str, int]:
     def elements(size: dict[str, int]) -> int:
         total = 1
         for value in size.values():
-            total *= value
+            total *= max(value, 1)  # a switch (0 or 1) is no extent
         return total
 
     ordered = sorted(sizes, key=elements)
