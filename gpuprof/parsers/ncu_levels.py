@@ -28,6 +28,7 @@ _OPS = {"f": {"add": 1, "mul": 1, "fma": 2}, "d": {"add": 1, "mul": 1, "fma": 2}
 _PRECISION_OF = {"f": "fp32", "d": "fp64", "h": "fp16"}
 _TENSOR_RATE = re.compile(r"sm__ops_path_tensor_(?P<path>.+)\.sum\.per_cycle_elapsed")
 _TENSOR_COUNT = re.compile(r"sm__ops_path_tensor_(?P<path>src_[a-z0-9_]+)\.sum")
+_TENSOR_PATH_COUNT = re.compile(r"sm__ops_path_tensor_(?P<path>op_[a-z]+_src_[a-z0-9_]+_sparsity_off)\.sum")
 
 
 @dataclass(frozen=True)
@@ -167,7 +168,8 @@ def _tensor_work(num: Lookup, metrics: Mapping[str, float | str], sm_hz: float |
 
     Specific paths (`op_hgmma_src_fp16_sparsity_off`) win over the per-source totals (`src_fp16`),
     whose peak is the fastest instruction's, sparse included. Without per-cycle rates (gpuprof's
-    default collection) the per-source op counts over the duration, with no peak."""
+    default collection): the busiest dense instruction path's op count over the duration, against
+    its peak (ops per cycle at the SM clock); else the per-source counts, with no peak."""
     rates: dict[str, float] = {}
     for name in metrics:
         m = _TENSOR_RATE.fullmatch(name)
@@ -180,6 +182,11 @@ def _tensor_work(num: Lookup, metrics: Mapping[str, float | str], sm_hz: float |
         return path, specific[path] * sm_hz, None if peak is None else peak * sm_hz
     if not seconds:
         return None, None, None
+    dense = {m["path"]: v for name in metrics if (m := _TENSOR_PATH_COUNT.fullmatch(name)) and (v := num(name))}
+    if dense and sm_hz:  # the instruction's own dense path (HMMA, HGMMA), whose peak gpuprof collects
+        path = max(dense, key=lambda k: dense[k])
+        peak = num(f"sm__ops_path_tensor_{path}.sum.peak_sustained")
+        return path, dense[path] / seconds, None if peak is None else peak * sm_hz
     counts: dict[str, float] = {}
     for name in metrics:
         m = _TENSOR_COUNT.fullmatch(name)

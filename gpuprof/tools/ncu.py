@@ -32,6 +32,14 @@ _FLOP_OPS = [f"sm__sass_thread_inst_executed_op_{p}{op}_pred_on.sum" for p in "f
 # no tensor FLOPs.
 TENSOR_OPS = tuple(f"sm__ops_path_tensor_src_{p}.sum" for p in
                    ("tf32_dst_fp32", "bf16_dst_fp32", "fp16", "fp8", "int8", "fp64"))
+# The dense paths of the instructions a hand-written tensor-core kernel issues (HMMA: mma.sync and
+# WMMA; HGMMA: Hopper's wgmma), each with its peak: the roof the ladder judges such a kernel against
+# (parsers/ncu_levels.py). Names as ncu 2025.3.1 lists them for gh100 (the torch GEMM fixture above).
+TENSOR_PATHS = tuple(f"op_{op}_src_{src}_sparsity_off" for op in ("hmma", "hgmma")
+                     for src in ("bf16_dst_fp32", "tf32_dst_fp32")) + (
+    "op_hmma_src_fp16_dst_fp32_sparsity_off", "op_hgmma_src_fp16_sparsity_off")
+TENSOR_PATH_METRICS = tuple(f"sm__ops_path_tensor_{path}.sum{suffix}" for path in TENSOR_PATHS
+                            for suffix in ("", ".peak_sustained"))
 # The hierarchical roofline's raw counters (docs/tools.md, "ncu: hierarchical roofline"): other
 # roll-ups of counters the sections above already collect. Measured on the H100 (ncu 2025.3.1,
 # tests/programs/matmul_lineinfo.cu): 19 passes per kernel with and without them; ncu's own
@@ -46,7 +54,7 @@ LEVEL_METRICS = (
 # Asked for by name as well, so the tables never depend on what a section happens to include.
 METRICS = (
     "gpu__time_duration.sum", "dram__bytes.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
-    *_FLOP_OPS, *TENSOR_OPS, "sm__inst_executed_pipe_tensor.sum",
+    *_FLOP_OPS, *TENSOR_OPS, *TENSOR_PATH_METRICS, "sm__inst_executed_pipe_tensor.sum",
     "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained",
     "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained",
     "sm__cycles_elapsed.avg.per_second", "dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second",

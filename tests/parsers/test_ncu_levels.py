@@ -124,3 +124,19 @@ def test_tensor_counts_without_rates_have_no_peak():
     levels = levels_of(metrics)
     assert levels.tensor_path == "src_tf32_dst_fp32" and levels.work["tensor"] == pytest.approx(4e15)
     assert "tensor" not in levels.peak_work
+
+
+def test_dense_path_counts_come_with_their_peak():
+    """gpuprof's default collection: op counts of the instruction's dense path (wgmma: HGMMA) and the
+    path's peak per cycle, so a tensor-core rung has a compute roof the ladder can judge it against."""
+    metrics = dict(RAW, **{
+        "sm__ops_path_tensor_src_bf16_dst_fp32.sum": 4e12,
+        "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum": 4e12,
+        "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained": 540_672.0,
+        "sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum": 0.0,
+        "sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained": 270_336.0,
+    })
+    levels = levels_of(metrics)
+    assert levels.tensor_path == "op_hgmma_src_bf16_dst_fp32_sparsity_off"
+    assert levels.work["tensor"] == pytest.approx(4e15)
+    assert levels.peak_work["tensor"] == pytest.approx(540_672 * 2e9)
