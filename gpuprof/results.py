@@ -233,6 +233,7 @@ class FamilyInfo:
     source: str = ""
     variants: tuple[VariantInfo, ...] = ()
     constraints: tuple[str, ...] = ()  # the family's own `require` constraints, as text
+    switches: tuple[str, ...] = ()  # dims that are 0 or 1 (attention's causal); a size of 0 is legal there only
 
     def variant(self, name: str) -> VariantInfo | None:
         return next((v for v in self.variants if v.name == name), None)
@@ -330,6 +331,8 @@ def from_dict(data: Any, path: str | Path | None = None) -> Results:
                 raise ValueError(f"row {index}: {exc.args[0]!r} is missing") from None
             except (TypeError, ValueError) as exc:
                 raise ValueError(f"row {index}: {exc}") from None
+        families = families_from_dict(data.get("families"))
+        _check_switches(rows, families)
         return Results(
             environment=dict(data["environment"]),
             rows=rows,
@@ -338,12 +341,24 @@ def from_dict(data: Any, path: str | Path | None = None) -> Results:
             timing_policy=dict(data.get("timing_policy", {})),
             compare=dict(data.get("compare") or {}),
             shard=checked_shard(data.get("shard")),
-            families=families_from_dict(data.get("families")),
+            families=families,
         )
     except KeyError as exc:
         raise InputError(f"{where}malformed results file: {exc.args[0]!r} is missing") from None
     except (TypeError, ValueError) as exc:
         raise InputError(f"{where}malformed results file: {exc}") from None
+
+
+def _check_switches(rows: list[Row], families: dict[str, FamilyInfo]) -> None:
+    """A size of 0 only where the row's family (the file's families block) declares that dim a switch."""
+    for index, row in enumerate(rows, 1):
+        zeros = [key for key, value in row.size.items() if value == 0]
+        if not zeros:
+            continue
+        info = families.get(row.family)
+        allowed = set(info.switches) if info is not None else set()
+        if not set(zeros) <= allowed:
+            raise ValueError(f"row {index}: size.{min(set(zeros) - allowed)} must be a positive integer, not 0")
 
 
 def families_to_dict(infos: dict[str, FamilyInfo]) -> dict[str, Any]:
@@ -354,7 +369,7 @@ def families_to_dict(infos: dict[str, FamilyInfo]) -> dict[str, Any]:
 def _family_to_dict(info: FamilyInfo) -> dict[str, Any]:
     return {"summary": info.summary, "rate_kind": info.rate_kind, "formula": info.formula, "dims": list(info.dims),
             "baseline": info.baseline, "vendor_reference": info.vendor_reference, "source": info.source,
-            "constraints": list(info.constraints),
+            "constraints": list(info.constraints), "switches": list(info.switches),
             "variants": {v.name: {"technique": v.technique, "precision": v.precision, "vendor": v.vendor,
                                   "user": v.user, "constraints": list(v.constraints), "call": v.call}
                          for v in info.variants}}
@@ -421,6 +436,7 @@ def _family_from_dict(raw: Any, where: str) -> FamilyInfo:
         source=_text(raw.get("source", ""), f"{where}.source"),
         variants=tuple(variants),
         constraints=_texts(raw.get("constraints", []), f"{where}.constraints"),
+        switches=_texts(raw.get("switches", []), f"{where}.switches"),
     )
 
 

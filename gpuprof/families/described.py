@@ -42,6 +42,7 @@ def family_info(family: Family, host: FamilyHost) -> FamilyInfo:
         variants=tuple(VariantInfo(name=v.name, technique=v.technique, precision=v.precision, vendor=v.vendor,
                                    user=v.user, constraints=_constraints(v), call=v.call) for v in family.variants),
         constraints=_constraints(family),
+        switches=tuple(getattr(family, "switches", ())),
     )
 
 

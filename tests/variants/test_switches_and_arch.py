@@ -97,3 +97,26 @@ def test_build_compiles_an_arch_variant_for_its_target():
     wgmma = next(v for v in fam.variants if v.arch)
     result = build_variant(fam, wgmma, "sm_90")
     assert result.error is None and result.usage is not None and result.usage.registers > 0
+
+
+# ---- results files -------------------------------------------------------------------------------
+
+def _recorded() -> dict:
+    import json
+    from pathlib import Path
+
+    return json.loads((Path(__file__).resolve().parents[1] / "fixtures/results/h100_user_family.json").read_text())
+
+
+def test_a_results_file_holds_a_zero_only_for_a_switch_its_families_block_declares():
+    from gpuprof import results
+
+    data = _recorded()
+    row = data["rows"][0]
+    row["size"] = {**row["size"], "causal": 0}
+    with pytest.raises(InputError, match="size.causal must be a positive integer, not 0"):
+        results.from_dict(data)
+    data["families"]["by_name"][row["family"]]["switches"] = ["causal"]
+    loaded = results.from_dict(data)
+    assert loaded.rows[0].size["causal"] == 0
+    assert results.from_dict(results.to_dict(loaded)).families[row["family"]].switches == ("causal",)
