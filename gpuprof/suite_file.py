@@ -87,16 +87,18 @@ def load_suite(
     known: Mapping[str, Sequence[str]] | None = None,
     size_keys: Mapping[str, Sequence[str]] | None = None,
     extra_known: Callable[[Path], Mapping[str, Sequence[str]]] | None = None,
+    switches: Mapping[str, Sequence[str]] | None = None,
 ) -> Suite:
     """Read and validate a suite file; every problem is an InputError naming the file and the place.
 
     known maps family -> variant names and size_keys family -> size keys (both from the catalogue);
     when given they are checked here, so a typo fails before any GPU work starts. extra_known(DIR)
-    names the variants a suite's kernels_dir adds, per family.
+    names the variants a suite's kernels_dir adds, per family; switches maps family -> its dims that are
+    0 or 1 (every other size key is a positive integer).
     """
     path = Path(path)
     data = _read_toml(path)
-    return _Validator(path, known, size_keys, extra_known).suite(data)
+    return _Validator(path, known, size_keys, extra_known, switches).suite(data)
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -108,8 +110,10 @@ class _Validator:
 
     def __init__(self, path: Path, known: Mapping[str, Sequence[str]] | None,
                  size_keys: Mapping[str, Sequence[str]] | None,
-                 extra_known: Callable[[Path], Mapping[str, Sequence[str]]] | None = None) -> None:
+                 extra_known: Callable[[Path], Mapping[str, Sequence[str]]] | None = None,
+                 switches: Mapping[str, Sequence[str]] | None = None) -> None:
         self.path = path
+        self.switches = switches or {}
         self.known = known
         self.size_keys = size_keys
         self.extra_known = extra_known
@@ -265,7 +269,11 @@ class _Validator:
         if expected is not None and set(value) != set(expected):
             raise self.fail(where, f"{what} has keys {sorted(value)}; {family} sizes are {example}")
         for key, item in value.items():
-            if not _is_int(item) or item < 0:  # 0 only for a family's switch (commands/suite.py checks which)
+            if key in self.switches.get(family, ()):
+                if not _is_int(item) or item not in (0, 1):
+                    raise self.fail(where, f"{what}: '{key}' is a switch, 0 or 1, got {item!r}")
+                continue
+            if not _is_int(item) or item <= 0:
                 raise self.fail(where, f"{what}: '{key}' must be a positive integer, got {item!r}")
             if item > MAX_DIMENSION:
                 raise self.fail(where, f"{what}: '{key}' = {item} is over the kernels' 32-bit index limit (2^31 - 1)")

@@ -15,7 +15,7 @@ TEMPLATE = """// {family} / {name}
 // {summary}. The launch: one thread block per tile of output; gpuprof launches it with
 // --block/--tile (default: {baseline}'s block {block}, tile {tile} along {grid_dims}).
 // Until the body writes every output, `gpuprof run` reports it WRONG ("not written").
-
+{includes}
 extern "C" __global__ void {kernel}({signature}) {{
     // your code here
 }}
@@ -28,7 +28,12 @@ def starter_text(family: Family, name: str) -> str:
         family=family.name, name=name, baseline=family.baseline, summary=family.summary,
         block=list(base.block_dims()[:len(base.block)]), tile=list(base.tile_dims()) or base.grid,
         grid_dims=", ".join(family.grid_dims), kernel=f"{family.name}_{name}", signature=family.signature,
+        includes="".join(f"#include <{header}>\n" for word, header in TYPE_HEADERS.items() if word in family.signature),
     )
+
+
+# The header that declares a type a family's signature may use (NVRTC and nvcc include neither by default).
+TYPE_HEADERS = {"__nv_bfloat16": "cuda_bf16.h", "__half": "cuda_fp16.h"}
 
 
 MAX_NAME = 64  # a variant name is a table cell and a file name, not an essay

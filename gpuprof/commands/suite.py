@@ -22,7 +22,7 @@ from gpuprof.measure import isolation
 from gpuprof.measure.timing import TimingPolicy
 from gpuprof.progress import Progress, ProgressFn
 from gpuprof.suite_file import Suite, SuiteCase, load_suite
-from gpuprof.variants.catalog import Family, Variant, size_problem
+from gpuprof.variants.catalog import Family, Variant
 from gpuprof.variants.selection import VariantOptions
 from gpuprof.variants.user import load_kernels_dir
 
@@ -40,19 +40,16 @@ def load(path: Path) -> Suite:
 
     words = {**{f.name: f for f in families}, **folders}
     suite = load_suite(path, known={w: f.variant_names for w, f in words.items()},
-                       size_keys={w: list(f.dims) for w, f in words.items()}, extra_known=extra_known)
+                       size_keys={w: list(f.dims) for w, f in words.items()}, extra_known=extra_known,
+                       switches={w: list(f.switches) for w, f in words.items()})
     suite = replace(suite, cases=[replace(c, family=words[c.family].locator) for c in suite.cases])
     if suite.kernels_dir is not None and not any(extra_known(suite.kernels_dir).values()):
         raise InputError(f"{path}: 'kernels_dir' {suite.kernels_dir} holds no <family>.toml with variants "
                          f"(one of {', '.join(f.name + '.toml' for f in families[:3])}, ...)")
     for case in suite.cases:
-        fam = registry.resolve(case.family)
-        for size in case.sizes or []:
-            bad = size_problem(fam, size)
-            if bad:
-                raise InputError(f"{path}: a {fam.name} size {size}: {bad}")
         if not case.defines:
             continue
+        fam = registry.resolve(case.family)
         variants = {v.name: v for v in [*fam.variants, *case_variants(suite, case)]}
         for name in case.variants if case.variants != "all" else list(variants):
             unknown = sorted(set(case.defines) - set(variants[name].defines))

@@ -18,7 +18,7 @@ from gpuprof.render.fit import Column, fitted_table
 
 # Higher: left out sooner (render/fit.py). The defines go first: they move under the table, one
 # kernel a line, rather than vanish (and, the widest column, they make room for the others).
-_DROP_DEFINES, _DROP_BARRIERS, _DROP_STACK, _DROP_FAMILY, _DROP_SPILLS, _DROP_LIMIT = 8, 7, 6, 5, 4, 2
+_DROP_DEFINES, _DROP_BARRIERS, _DROP_STACK, _DROP_FAMILY, _DROP_SPILLS, _DROP_LIMIT, _DROP_BLOCKS = 8, 7, 6, 5, 4, 2, 1
 
 
 def occupancy_of(result: BuildResult, arch: str) -> Occupancy | None:
@@ -59,7 +59,7 @@ def build_table(results: Sequence[BuildResult], arch: str, width: int | None) ->
         Column("variant", justify="left"),
         Column("registers"),
         Column("smem (B)"),
-        Column("blocks/SM"),
+        Column("blocks/SM", _DROP_BLOCKS),  # the occupancy column says the same in warps
         Column("occupancy"),
         Column("limit", _DROP_LIMIT, justify="left"),
         Column("spill st/ld (B)", _DROP_SPILLS, dropped_note=_spill_note(results)),

@@ -15,6 +15,7 @@ _LIBRARIES = (
     ("cufft.", "cuFFT {cufft} through CuPy {cupy}"),
     ("cudnn.", "cuDNN through PyTorch {torch}"),
     ("torch.matmul", "cuBLAS through PyTorch {torch}"),
+    ("sdpa.", "scaled_dot_product_attention in PyTorch {torch}, one backend"),
     ("torch.", "PyTorch {torch}"),
     ("cuda", "the CUDA runtime {runtime}"),
 )

@@ -5,9 +5,11 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -65,10 +67,31 @@ def nvrtc_options(variant: Variant, extra: tuple[str, ...] = ()) -> tuple[str, .
     defines = tuple(f"-D{k}={v}" for k, v in sorted(compiler_defines(variant).items()))
     # The variant's own folder is on the include path: a family's shared header (e.g.
     # kernels/scan/scan_propagate.cuh) is #include "..."-d as nvcc finds it beside the file.
-    include = (f"-I{variant.file.resolve().parent}",) if variant.file is not None else ()
+    include: tuple[str, ...] = (f"-I{variant.file.resolve().parent}",) if variant.file is not None else ()
+    include += tuple(f"-I{folder}" for folder in toolkit_include_dirs())
     # A variant's own target (sm_90a): NVRTC keeps it over the plain -arch CuPy adds.
     target = (f"-arch={variant.arch}",) if variant.arch else ()
     return ("-lineinfo", "--std=c++17", *include, *defines, *target, *extra)
+
+
+@cache
+def toolkit_include_dirs() -> tuple[Path, ...]:
+    """The CUDA toolkit's header folders on this machine (cuda_bf16.h, cuda_fp16.h, mma.h): NVRTC searches
+    none by default, and a BF16 kernel includes <cuda_bf16.h>. From CUDA_HOME / CUDA_PATH, the nvcc on
+    PATH, then the toolkit's usual place; () when none has the headers (NVRTC then fails on the include
+    and nvcc builds the file)."""
+    roots = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")]
+    nvcc_path = shutil.which("nvcc")
+    if nvcc_path:
+        roots.append(str(Path(nvcc_path).resolve().parent.parent))
+    roots.append("/usr/local/cuda")  # nvcc on PATH may be a wrapper script elsewhere
+    found: list[Path] = []
+    for root in filter(None, roots):
+        for folder in (Path(root) / "include", Path(root) / "targets" / "x86_64-linux" / "include"):
+            if (folder / "cuda_bf16.h").is_file() and folder not in found:
+                found.append(folder)
+                break
+    return tuple(found[:1])
 
 
 def runs_here(variant: Variant, device_arch: str) -> str | None:

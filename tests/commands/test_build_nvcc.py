@@ -92,12 +92,14 @@ def test_variant_compiles_and_reports_resources(built, fam, v):
     assert result.defines == v.defines
     usage = result.usage
     assert usage is not None
-    assert usage.kernel == v.kernel and usage.arch == ARCH
+    assert usage.kernel == v.kernel and usage.arch == (v.arch or ARCH)  # its own target (sm_90a) where it names one
     assert usage.registers > 0
     assert not usage.spills, f"{v.name} spills {usage.spill_store_bytes}/{usage.spill_load_bytes} bytes"
     # ptxas counts static arrays only; `extern __shared__` is sized at launch (manifest dynamic_smem)
-    uses_static_shared = "__shared__" in v.file.read_text().replace("extern __shared__", "")
-    assert (usage.shared_bytes > 0) == uses_static_shared
+    text = v.file.read_text()
+    uses_static_shared = "__shared__" in text.replace("extern __shared__", "")
+    if text.count("__global__") == 1:  # one kernel in the file: its own arrays are the file's
+        assert (usage.shared_bytes > 0) == uses_static_shared
     assert usage.shared_bytes <= MAX_STATIC_SHARED_BYTES
     assert usage.shared_bytes + v.dynamic_smem_bytes() <= catalog.MAX_DYNAMIC_SMEM_BYTES
 

@@ -37,7 +37,8 @@ def test_shipped_suites_load_against_the_catalogue(name):
 
     families = catalog.load_all()  # the real catalogue: shipped suites may name any family
     suite = load_suite(SUITES / f"{name}.toml", known={f.name: f.variant_names for f in families},
-                       size_keys={f.name: list(f.dims) for f in families})
+                       size_keys={f.name: list(f.dims) for f in families},
+                       switches={f.name: list(f.switches) for f in families})
     assert suite.name == name
     assert suite.compare_preset == "default"
     assert suite.timing["mode"] == "cold"
@@ -55,12 +56,23 @@ def test_smoke_suite_is_small():
 def test_course_suite_runs_every_variant_of_its_families_at_default_sizes():
     from gpuprof.variants import catalog
 
-    suite = load_suite(SUITES / "course.toml")
+    suite = load_suite(SUITES / "course.toml", switches={f.name: list(f.switches) for f in catalog.load_all()})
     assert {"vecadd", "matmul", "histogram", "fft"} <= {c.family for c in suite.cases}
     for case in suite.cases:
         assert case.variants == "all"
         # the default size, and any more sizes a chapter needs (histogram's skewed input, say)
         assert case.sizes is None or catalog.load_family(case.family).default_size in case.sizes
+
+
+def test_a_switch_in_a_suite_is_zero_or_one(tmp_path):
+    text = HEAD + '[[case]]\nfamily = "attention_bf16"\nsizes = [{ b = 1, h = 1, s = 8, d = 64, causal = %d }]\n'
+    switches = {"attention_bf16": ["causal"]}
+    assert load_suite(write(tmp_path, text % 0), switches=switches).cases[0].sizes == [
+        {"b": 1, "h": 1, "s": 8, "d": 64, "causal": 0}]
+    with pytest.raises(InputError, match="'causal' is a switch, 0 or 1, got 2"):
+        load_suite(write(tmp_path, text % 2), switches=switches)
+    with pytest.raises(InputError, match="'causal' must be a positive integer, got 0"):
+        load_suite(write(tmp_path, text % 0))  # without the catalogue nothing is a switch
 
 
 def test_case_timing_overrides_the_suite_timing(tmp_path):
