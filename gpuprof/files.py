@@ -75,8 +75,26 @@ def _regular_or_refuse(path: Path, label: str) -> int:
     return info.st_size
 
 
-def read_bytes(path: str | Path, what: str = "", max_bytes: int = MAX_BYTES) -> bytes:
-    """The file's bytes; InputError naming `what` (e.g. 'suite') and the file otherwise."""
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _gunzipped(data: bytes, label: str, max_bytes: int) -> bytes:
+    """A gzip file's contents, at most max_bytes of them (a small file can hold gigabytes of zeros)."""
+    inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        out = inflate.decompress(data, max_bytes + 1)
+    except zlib.error as exc:
+        raise InputError(f"{label}: not a valid gzip file ({exc})") from None
+    if len(out) > max_bytes:
+        raise InputError(f"cannot read {label}: more than the {max_bytes:,} bytes gpuprof reads, once decompressed")
+    if not inflate.eof:
+        raise InputError(f"{label}: a truncated gzip file")
+    return out
+
+
+def read_bytes(path: str | Path, what: str = "", max_bytes: int = MAX_BYTES, gunzip: bool = False) -> bytes:
+    """The file's bytes; InputError naming `what` (e.g. 'suite') and the file otherwise. gunzip: a
+    gzip file (by its first bytes, whatever its name) is decompressed, within the same limit."""
     path = Path(path)
     label = f"{what} {path}" if what else str(path)
     try:
@@ -87,16 +105,17 @@ def read_bytes(path: str | Path, what: str = "", max_bytes: int = MAX_BYTES) -> 
             data = handle.read(max_bytes + 1)  # a file that grew since stat() is still bounded
         if len(data) > max_bytes:
             raise InputError(f"cannot read {label}: more than the {max_bytes:,} bytes gpuprof reads")
-        return data
+        return _gunzipped(data, label, max_bytes) if gunzip and data.startswith(GZIP_MAGIC) else data
     except OSError as exc:
         raise InputError(f"cannot read {label}: {_reason(exc)}") from None
     except ValueError as exc:  # an embedded NUL in the path
         raise InputError(f"cannot read {label}: {exc}") from None
 
 
-def read_text(path: str | Path, what: str = "", max_bytes: int = MAX_BYTES) -> str:
-    """A UTF-8 text file (suites, manifests, results, logs): anything else is one clear error."""
-    data = read_bytes(path, what, max_bytes)
+def read_text(path: str | Path, what: str = "", max_bytes: int = MAX_BYTES, gunzip: bool = False) -> str:
+    """A UTF-8 text file (suites, manifests, results, logs): anything else is one clear error.
+    gunzip: the text may be gzip-compressed (a results file kept as .json.gz)."""
+    data = read_bytes(path, what, max_bytes, gunzip)
     label = f"{what} {path}" if what else str(path)
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise InputError(f"{label}: UTF-16 text; save it as UTF-8")
@@ -439,9 +458,10 @@ def _atomic(path: Path, write: Any, into_stream: Any) -> Path:
     return path
 
 
-def read_lines(path: str | Path, what: str = "", max_bytes: int = MAX_BYTES) -> Iterator[str]:
+def read_lines(path: str | Path, what: str = "", max_bytes: int = MAX_BYTES, gunzip: bool = False) -> Iterator[str]:
     """A UTF-8 text file line by line, with read_text's checks and messages, so a large file (an
-    18k-row results file is hundreds of MB) is never held whole."""
+    18k-row results file is hundreds of MB) is never held whole. gunzip: a gzip file is decompressed
+    as it is read, at most max_bytes of it."""
     path = Path(path)
     label = f"{what} {path}" if what else str(path)
     try:
@@ -454,7 +474,8 @@ def read_lines(path: str | Path, what: str = "", max_bytes: int = MAX_BYTES) -> 
     except ValueError as exc:  # an embedded NUL in the path
         raise InputError(f"cannot read {label}: {exc}") from None
     with stream:
-        for number, raw in enumerate(stream, 1):
+        lines: Iterator[bytes] = _gunzipped_lines(stream, label, max_bytes) if gunzip else iter(stream)
+        for number, raw in enumerate(lines, 1):
             if number == 1:
                 if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
                     raise InputError(f"{label}: UTF-16 text; save it as UTF-8")
@@ -466,6 +487,27 @@ def read_lines(path: str | Path, what: str = "", max_bytes: int = MAX_BYTES) -> 
             except UnicodeDecodeError as exc:
                 raise InputError(f"{label}: line {number}: not UTF-8 text (byte 0x{raw[exc.start]:02x}); "
                                  "save it as UTF-8") from None
+
+
+def _gunzipped_lines(stream: Any, label: str, max_bytes: int) -> Iterator[bytes]:
+    """The stream's lines, decompressed when it starts with gzip's magic bytes; a corrupt or
+    oversized gzip file is one InputError."""
+    import gzip
+
+    if stream.peek(2)[:2] != GZIP_MAGIC:
+        yield from stream
+        return
+    total = 0
+    try:
+        with gzip.GzipFile(fileobj=stream) as inflated:
+            for raw in inflated:
+                total += len(raw)
+                if total > max_bytes:
+                    raise InputError(f"cannot read {label}: more than the {max_bytes:,} bytes gpuprof reads, "
+                                     "once decompressed")
+                yield raw
+    except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
+        raise InputError(f"{label}: not a valid gzip file ({exc})") from None
 
 
 def _write_stream(path: Path, text: str | Iterable[str]) -> Path:

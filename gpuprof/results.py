@@ -766,7 +766,7 @@ def load(path: str | Path, lean: bool = False) -> Results:
     try:
         data = _streamed(path, lean)
         if data is None:  # another layout (hand-written, one line): parsed whole
-            data = json.loads(read_text(path), object_hook=functools.partial(_parsed_object, shared={}))
+            data = json.loads(read_text(path, gunzip=True), object_hook=functools.partial(_parsed_object, shared={}))
         return from_dict(data, path)
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
@@ -790,7 +790,7 @@ def _streamed(path: Path, lean: bool) -> dict[str, Any] | None:
     in_rows = False
     shared: dict[Any, Any] = {}
     hook = functools.partial(_parsed_object, shared=shared)
-    for line in read_lines(path):
+    for line in read_lines(path, gunzip=True):
         if in_rows:
             text = line.strip()
             if text.startswith("{"):
