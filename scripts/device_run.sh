@@ -317,6 +317,8 @@ if has tc; then
         *:run) t run_$f run $f --json "$LOGS/tc_$f.json" ;;
         attention_bf16:ladder) t ladder_$f ncu $f --ladder --size b=4,h=8,s=2048,d=128,causal=0 --out "$LOGS/tc_ncu_$f" ;;
         *:ladder) t ladder_$f ncu $f --ladder --size 4096 --out "$LOGS/tc_ncu_$f" ;;
+        attention_bf16:source) t source_$f ncu $f -v flash2 --source --size b=4,h=8,s=2048,d=128,causal=0 --out "$LOGS/tc_src_$f" ;;
+        *:source) t source_$f ncu $f -v multistage,wgmma --source --size 4096 --out "$LOGS/tc_src_$f" ;;
         *:sanitize) t sanitize_$f sanitize $f ;;
       esac
     done

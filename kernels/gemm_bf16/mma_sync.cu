@@ -18,6 +18,7 @@
 // the barrier per BK tile (a 2-deep pipeline: global latency is only partly hidden).
 
 #include <cuda_bf16.h>
+#include "mma_bf16.cuh"  // mma_16816, pack_bf16x2
 
 #ifndef BM
 #define BM 128
@@ -70,19 +71,6 @@ static __device__ __forceinline__ void ldmatrix_x4(unsigned& r0, unsigned& r1, u
 {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
-}
-// D = A(16x16, row) * B(16x8, col) + D, BF16 inputs, FP32 accumulators.
-static __device__ __forceinline__ void mma_16816(float* d, const unsigned* a, const unsigned* b)
-{
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-static __device__ __forceinline__ unsigned pack_bf16x2(float lo, float hi)
-{
-    __nv_bfloat162 p = __floats2bfloat162_rn(lo, hi);   // .x (low half) = lo, round to nearest even
-    return *reinterpret_cast<unsigned*>(&p);
 }
 
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, MINBLOCKS)
