@@ -102,6 +102,34 @@ def test_reduce_at_2_28_correct_passes_and_a_lost_block_fails_with_margin():
     assert lost >= MARGIN * tol, f"a lost block is {lost:.2e}, tolerance {tol:.2e}"
 
 
+BLOCKED = Variant(name="shipped", technique="t", error_model="blocked")
+
+
+@pytest.mark.parametrize("n", [7, 4097, 1000003, 1048577, 2**22])
+@pytest.mark.parametrize("order", ["chains of 1000, then serial", "chains of 4096, then serial", "pairwise"])
+def test_reduce_blocked_orders_pass_the_blocked_bound_with_margin(n, order):
+    """The orders error_model = "blocked" promises: chains of at most 4096 in order, partials in order."""
+    tol = reduce.tolerance(BLOCKED, {"n": n})
+    worst = 0.0
+    for seed in range(3):
+        x = rng(seed).random(n, dtype=np.float32)
+        ref = float(x.astype(np.float64).sum())
+        out = x.sum(dtype=np.float32) if order == "pairwise" else chunked_then_serial(x, int(order.split()[2][:-1]))
+        worst = max(worst, relative(float(out), ref))
+    assert worst * MARGIN <= tol, f"{order} at n={n}: error {worst:.2e}, tolerance {tol:.2e}"
+
+
+def test_reduce_blocked_bound_is_a_hundred_times_tighter_than_serial_at_2_28():
+    blocked, serial = (reduce.tolerance(v, {"n": 2**28}) for v in (BLOCKED, STUDENT))
+    assert blocked < serial / 100 and blocked < 1.2e-5
+
+
+def test_reduce_at_2_28_blocked_passes_with_margin():
+    _, correct_error, _ = vectorized_atomic_at_2_28()
+    assert catalog.load_family("reduce").variant("vectorized_atomic").error_model == "blocked"
+    assert correct_error * MARGIN <= reduce.tolerance(BLOCKED, {"n": 2**28})
+
+
 def test_reduce_off_by_one_at_block_edges_fails_at_the_small_check_sizes():
     """One element dropped per 512-element block (an off-by-one at every tile edge)."""
     n = 4097
