@@ -11,6 +11,7 @@ from gpuprof import families
 from gpuprof.families import input_classes, reduce
 from gpuprof.measure.check import scaled_error
 from gpuprof.variants import catalog
+from gpuprof.variants.catalog import Variant
 
 N = 1 << 22  # large enough for 4096-float4 strides; small enough for CPU tests
 
@@ -65,6 +66,9 @@ def _estimates(x: np.ndarray) -> dict[str, float]:
     }
 
 
+STUDENT = Variant(name="mine", technique="t", user=True)  # no error_model: the serial bound
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_every_estimator_misses_the_reduce_tolerance_on_needles_but_not_on_uniform_inputs(seed):
     variant = catalog.load_family("reduce").variant("vectorized_atomic")
@@ -79,7 +83,21 @@ def test_every_estimator_misses_the_reduce_tolerance_on_needles_but_not_on_unifo
     uniform = np.random.default_rng(seed).uniform(0, 1, N).astype(np.float32)
     ref = np.array([np.sum(uniform.astype(np.float64))])
     skipped = _estimates(uniform)["skip 1 float4 in 16, scale 16/15"]
-    assert scaled_error(np.array([skipped], np.float32), ref)[0] < family_tolerance  # what random inputs let through
+    serial = reduce.tolerance(STUDENT, {"n": 1 << 28})  # a variant that claims no order
+    assert scaled_error(np.array([skipped], np.float32), ref)[0] < serial  # what random inputs let through
+
+
+def test_the_blocked_order_leaves_an_estimate_less_room_on_uniform_inputs():
+    """Held to its declared order ("blocked"), the same estimate fails on most uniform draws, where the
+    serial bound let every one through; the needles above fail it on every draw."""
+    blocked = reduce.tolerance(catalog.load_family("reduce").variant("vectorized_atomic"), {"n": 1 << 28})
+    caught = 0
+    for seed in range(5):
+        uniform = np.random.default_rng(seed).uniform(0, 1, N).astype(np.float32)
+        ref = np.array([np.sum(uniform.astype(np.float64))])
+        skipped = _estimates(uniform)["skip 1 float4 in 16, scale 16/15"]
+        caught += scaled_error(np.array([skipped], np.float32), ref)[0] > blocked
+    assert caught >= 3
 
 
 def test_a_narrower_precision_keeps_the_family_tolerance():
