@@ -43,11 +43,10 @@ def build_variant(family: Family, variant: Variant, arch: str,
                 if variant.is_python else "a vendor variant")
         raise ValueError(f"{variant.name} is {kind}; nothing for nvcc to compile")
     launch = _launch(variant)
-    if variant.arch is not None:  # its own target (sm_90a): built for it when --arch names that GPU
-        if variant.arch.rstrip("af") != arch.rstrip("af"):
-            return BuildResult(family.name, variant.name, variant.defines, None,
-                               f"built for {variant.arch} only (its manifest's arch), not for --arch {arch}", *launch)
-        arch = variant.arch
+    if not variant.builds_for(arch):
+        return BuildResult(family.name, variant.name, variant.defines, None,
+                           f"built for {variant.arch} only (its manifest's arch), not for --arch {arch}", *launch)
+    arch = variant.arch or arch  # its own target (sm_90a) when --arch names that GPU
     entry = entry_points(variant)[variant.kernel]
     if entry[1]:  # a C++ kernel or template instance: nvcc emits it through a generated file
         compiled = cubin.compile_entries(variant.file, {entry[0]: True}, arch, compiler_defines(variant),

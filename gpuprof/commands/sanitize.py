@@ -203,8 +203,8 @@ def allowed_size(fam: Family, variant: Variant, size: dict[str, int], defines: d
     requires = fam.requires(variant)
     if not requires:
         return size
-    merged = {**variant.defines, **(defines if variant.is_cuda else {})}
-    return constraints.nearest_allowed(size, requires, fam.dims, merged) or size
+    effective = variant.with_defines(defines) if variant.is_cuda else variant  # -D applies to CUDA variants
+    return constraints.nearest_allowed(size, requires, fam.dims, effective.defines) or size
 
 
 def sanitize_size(sizes: list[dict[str, int]]) -> dict[str, int]:

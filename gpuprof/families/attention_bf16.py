@@ -25,6 +25,11 @@ PEAKED_SCALE = 8.0
 # scores -> softmax -> P·V through an FP32 workspace of B·H·S² scores (helpers scores, softmax, pv);
 # "by_head_dim" the instantiation for the size's head dim (helpers d64, d128).
 PLANS = ("one", "three_kernels", "by_head_dim")
+# Each query's output is a weighted mean of V's rows with a scale of its own: with the causal mask the
+# first queries average a few rows (|o| ~ |v|) and the last thousands (|o| ~ |v| / sqrt(S)), so one rms
+# over the whole output would judge the first rows' rounding against the last rows' size. "row": each
+# element against max(|ref|, the rms of its query's output row) (measure/check.py).
+ERROR_SCALE = "row"
 
 
 def flop(size: dict[str, int]) -> float:
@@ -41,7 +46,7 @@ def bytes_moved(size: dict[str, int]) -> float:
 
 
 def attention_tolerance() -> float:
-    """Bound on |o - ref| / max(|ref|, rms of the query's output row) (scaled_error), for BF16 inputs
+    """Bound on |o - ref| / max(|ref|, rms of the query's output row) (ERROR_SCALE "row"), for BF16 inputs
     (exact) and a float64 reference.
 
     O is a weighted mean of V's rows. Three roundings reach it: the weights P rounded to BF16 before
@@ -86,22 +91,6 @@ def make_output(size: dict[str, int]) -> Any:
 
 def output_values(out: Any) -> Any:
     return _bf16.decode(out)
-
-
-def scaled_error(out: Any, ref: Any, size: dict[str, int]) -> tuple[float, int]:
-    """(worst |o - ref| / max(|ref|, rms of its query's row), outputs still NaN). Each query's output
-    is a weighted mean of V's rows with a scale of its own: with the causal mask the first queries
-    average a few rows (|o| ~ |v|) and the last thousands (|o| ~ |v| / sqrt(S)), so one rms over the
-    whole output would judge the first rows' rounding against the last rows' size."""
-    xp = np if isinstance(ref, np.ndarray) else cupy()
-    values = out if out.dtype.kind == "f" else _bf16.decode(out)
-    values = values.astype(xp.float64)
-    not_written = int(xp.count_nonzero(xp.isnan(values)))
-    row_rms = xp.sqrt(xp.mean(ref**2, axis=-1, keepdims=True))
-    scale = xp.maximum(xp.abs(ref), xp.where(row_rms > 0, row_rms, 1.0))
-    err = xp.abs(values - ref) / scale
-    worst = float(xp.nanmax(err)) if values.size > not_written else float("nan")
-    return worst, not_written
 
 
 def kernel_args(inputs: dict[str, Any], out: Any, size: dict[str, int]) -> tuple:

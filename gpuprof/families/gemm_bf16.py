@@ -88,12 +88,12 @@ def reference(inputs: dict[str, Any], size: dict[str, int]) -> Any:
 
 
 def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: Any, size: dict[str, int], ctx: Any):
-    """One launch of the main kernel on the manifest's grid; plan "tma" passes tensor maps for the
-    buffers `options.tma` lists (box = [rows, cols] expressions over the defines), built once here
-    (the untimed set-up) for the buffers' addresses, which stay fixed for the launch closure."""
-    args = kernel_args(inputs, out, size)
-    if _keys.plan(variant, PLANS) == "tma":
-        args = _with_tensor_maps(variant, inputs, args)
+    """One launch of the main kernel on the manifest's grid; plan "tma" passes tensor maps in place of
+    the buffers its options name (tma_box_A = "BM,BK": rows and columns of the box over the defines),
+    built once here (the untimed set-up) for the buffers' addresses, which stay fixed for the launch
+    closure."""
+    passed = {**inputs, **_tensor_maps(variant, inputs)} if _keys.plan(variant, PLANS) == "tma" else inputs
+    args = kernel_args(passed, out, size)
     fn, grid, block, smem = functions[variant.kernel], ctx.grid, ctx.block, ctx.shared_mem
 
     def launch(stream: Any) -> None:
@@ -105,7 +105,8 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
 TMA_OPTION = "tma_box_"  # options.tma_box_A = "BM,BK": buffer A passed as a tensor map of BM×BK boxes
 
 
-def _with_tensor_maps(variant: Any, inputs: dict[str, Any], args: tuple) -> tuple:
+def _tensor_maps(variant: Any, inputs: dict[str, Any]) -> dict[str, Any]:
+    """The tensor map of each buffer the variant's options name, by buffer name."""
     from gpuprof.families._tma import encode_2d
 
     boxes = {key.removeprefix(TMA_OPTION): value for key, value in variant.options.items()
@@ -120,8 +121,7 @@ def _with_tensor_maps(variant: Any, inputs: dict[str, Any], args: tuple) -> tupl
         rows, cols = (evaluate(e.strip(), variant.defines) for e in box.split(","))
         array = inputs[name]
         maps[name] = encode_2d(array.data.ptr, array.shape[0], array.shape[1], rows, cols)
-    order = ("A", "B")  # the first two parameters of the family's signature
-    return tuple(maps.get(order[i], arg) if i < len(order) else arg for i, arg in enumerate(args))
+    return maps
 
 
 def vendor_launch(call: str, inputs: dict[str, Any], out: Any, size: dict[str, int]):

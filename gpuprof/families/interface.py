@@ -166,7 +166,8 @@ class FamilyHost:
     @property
     def ERROR_SCALE(self) -> str:
         """How the check scales an output's error: "rms" (default) against max(|ref_i|, rms(ref));
-        "element" each output against its own reference value (outputs that never cancel)."""
+        "element" each output against its own reference value (outputs that never cancel); "row"
+        against max(|ref_i|, rms of its row along the last axis) (rows with scales of their own)."""
         return str(getattr(self.module, "ERROR_SCALE", "rms"))
 
     @property

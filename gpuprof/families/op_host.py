@@ -23,7 +23,7 @@ The [op] table (every key checked when the family is loaded; an error names the 
     formula = "GB/s = ..."              # optional: the line under the run table (default: from rate and
                                         # the count)
     tolerance = 1e-5                    # optional: the largest scaled error (default: tolerance() below)
-    error_scale = "rms"                 # optional: "rms" (default), "element" (interface.FamilyHost) or "input"
+    error_scale = "rms"                 # optional: "rms" (default), "element", "row" (interface.FamilyHost) or "input"
     distributions = ["uniform", "normal", "heavy"]  # optional: the input distributions the check draws
     input_classes = ["needles"]         # optional: structured inputs the check adds (families/input_classes.py)
 
@@ -61,7 +61,7 @@ RATES = ("bytes", "flop")
 # small where its input is not (GELU's 0.5x(1 + tanh(z)) cancels for negative x, so an FP32 result
 # is off by ~|x|·u there, a large part of a tiny |y|; a one-element check is otherwise judged against
 # that tiny |y| alone).
-ERROR_SCALES = ("rms", "element", "input")
+ERROR_SCALES = ("rms", "element", "input", "row")  # "row": measure/check.py, rows with scales of their own
 # Why several: a kernel that hard-codes an answer true for one distribution (a clamp that never
 # triggers on [-1, 1), a shortcut for small |x|) is WRONG on another; the check draws fresh inputs
 # with a fresh seed at every check size, so a run sees a mix of them.

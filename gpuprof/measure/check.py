@@ -212,7 +212,9 @@ def scaled_error(out: Any, ref: Any, scale_by: str = "rms") -> tuple[float, int]
     outputs near zero (signed data) from blowing the relative error up, while one wrong element
     still shows (a norm would average it away). "element" (a family's ERROR_SCALE): each element
     against |ref_i| alone, for outputs that never cancel (prefix sums, softmax), so a wrong small
-    element (an early scan tile) is not hidden under the rms of the large ones.
+    element (an early scan tile) is not hidden under the rms of the large ones. "row": each element
+    against max(|ref_i|, rms of its row along the last axis), for outputs whose rows have scales of
+    their own (attention: a query that averages a few values against one that averages thousands).
     """
     xp = np if isinstance(ref, np.ndarray) else cupy()  # NumPy too: the error models' CPU tests use it
     out64 = out.astype(xp.complex128 if out.dtype.kind == "c" else xp.float64)  # complex: FFT outputs
@@ -226,6 +228,9 @@ def _scale(ref: Any, scale_by: str) -> Any:
     xp = np if isinstance(ref, np.ndarray) else cupy()
     if scale_by == "element":
         return xp.maximum(xp.abs(ref), xp.finfo(xp.float64).tiny)  # ref_i = 0 needs out_i = 0 exactly
+    if scale_by == "row":
+        row_rms = xp.sqrt(xp.mean(xp.abs(ref) ** 2, axis=-1, keepdims=True))
+        return xp.maximum(xp.abs(ref), xp.where(row_rms > 0, row_rms, 1.0))
     rms = float(xp.sqrt(xp.mean(xp.abs(ref) ** 2))) if ref.size else 0.0
     return xp.maximum(xp.abs(ref), rms if rms > 0 else 1.0)
 

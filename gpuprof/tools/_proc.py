@@ -20,6 +20,11 @@ class Completed:
     stderr: str
 
 
+def cuda_home() -> Path:
+    """The CUDA toolkit's folder as users point at it: $CUDA_HOME, $CUDA_PATH, else /usr/local/cuda."""
+    return Path(os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda")
+
+
 def find_tool(name: str, explicit: str | Path | None = None, extra_dirs: tuple[Path, ...] = (),
               hint: str = "install the CUDA toolkit or add its bin/ to PATH") -> str:
     """Absolute path of a tool: an explicit path, then PATH, then $CUDA_HOME/bin and extra dirs."""
@@ -31,8 +36,7 @@ def find_tool(name: str, explicit: str | Path | None = None, extra_dirs: tuple[P
     found = shutil.which(name)
     if found:
         return found
-    cuda_home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
-    for d in (Path(cuda_home) / "bin", *extra_dirs):
+    for d in (cuda_home() / "bin", *extra_dirs):
         candidate = d / name
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return str(candidate)

@@ -41,7 +41,7 @@ def find_nsys(explicit: str | Path | None = None) -> str:
 
 def search_dirs(cuda_home: str | None = None, opt: Path | None = None) -> list[Path]:
     """Folders that may hold nsys beyond PATH: standalone Nsight Systems first, then Nsight Compute's bundle."""
-    home = Path(cuda_home or os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda")
+    home = Path(cuda_home) if cuda_home else _proc.cuda_home()
     opt = OPT_NVIDIA if opt is None else opt
     dirs = _newest_first(opt.glob("nsight-systems/*/bin")) + _newest_first(home.glob("nsight-systems*/bin"))
     ncu = shutil.which("ncu") or (str(home / "bin" / "ncu") if (home / "bin" / "ncu").is_file() else None)

@@ -84,6 +84,11 @@ class Variant:
     # The target it must be compiled for (ARCH_PATTERN, e.g. "sm_90a"); None: the GPU's own (run) or --arch (build).
     arch: str | None = None
 
+    def builds_for(self, arch: str) -> bool:
+        """Whether the variant can be built for (and run on) `arch`: any, without its own target; else
+        that architecture only (sm_90a is sm_90 with instructions other GPUs lack)."""
+        return self.arch is None or self.arch.rstrip("af") == arch.rstrip("af")
+
     def helper(self, role: str) -> str:
         """The kernel name the manifest gives for a plan's helper role (KeyError names what is missing)."""
         if role not in self.helpers:
@@ -659,7 +664,7 @@ def size_problem(family: Family, size: dict[str, int]) -> str | None:
     for dim, value in size.items():
         if dim in family.switches:
             if value not in (0, 1):
-                return f"{dim} is a switch (0 or 1), not {value}"
+                return f"{dim} is a switch, 0 or 1, not {value}"
         elif value < 1:
             return f"{dim} must be a positive integer, not {value}"
     return None

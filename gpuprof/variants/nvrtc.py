@@ -17,6 +17,7 @@ from gpuprof.errors import EnvironmentProblem, InputError
 from gpuprof.files import read_source
 from gpuprof.gpu import cupy, device_info
 from gpuprof.paths import CACHE_DIR
+from gpuprof.tools._proc import cuda_home
 from gpuprof.tools.include_check import MAX_SOURCE_BYTES, check_includes
 from gpuprof.variants import cubin
 from gpuprof.variants.catalog import Variant, kernels_root
@@ -77,17 +78,16 @@ def nvrtc_options(variant: Variant, extra: tuple[str, ...] = ()) -> tuple[str, .
 @cache
 def toolkit_include_dirs() -> tuple[Path, ...]:
     """The CUDA toolkit's header folders on this machine (cuda_bf16.h, cuda_fp16.h, mma.h): NVRTC searches
-    none by default, and a BF16 kernel includes <cuda_bf16.h>. From CUDA_HOME / CUDA_PATH, the nvcc on
-    PATH, then the toolkit's usual place; () when none has the headers (NVRTC then fails on the include
-    and nvcc builds the file)."""
-    roots = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")]
+    none by default, and a BF16 kernel includes <cuda_bf16.h>. From the toolkit's folder (tools/_proc.py:
+    CUDA_HOME, CUDA_PATH or /usr/local/cuda), then the nvcc on PATH's; () when neither has the headers
+    (NVRTC then fails on the include and nvcc builds the file)."""
+    roots = [cuda_home()]
     nvcc_path = shutil.which("nvcc")
     if nvcc_path:
-        roots.append(str(Path(nvcc_path).resolve().parent.parent))
-    roots.append("/usr/local/cuda")  # nvcc on PATH may be a wrapper script elsewhere
+        roots.append(Path(nvcc_path).resolve().parent.parent)
     found: list[Path] = []
-    for root in filter(None, roots):
-        for folder in (Path(root) / "include", Path(root) / "targets" / "x86_64-linux" / "include"):
+    for root in roots:
+        for folder in (root / "include", root / "targets" / "x86_64-linux" / "include"):
             if (folder / "cuda_bf16.h").is_file() and folder not in found:
                 found.append(folder)
                 break
@@ -97,7 +97,7 @@ def toolkit_include_dirs() -> tuple[Path, ...]:
 def runs_here(variant: Variant, device_arch: str) -> str | None:
     """Why a variant compiled for its own target (manifest `arch`) cannot run on this GPU; None when it can.
     sm_90a code runs on compute capability 9.0 only: the letter marks instructions other GPUs lack."""
-    if variant.arch is None or variant.arch.rstrip("af") == device_arch:
+    if variant.builds_for(device_arch):
         return None
     return (f"{variant.name} is built for {variant.arch} (its manifest's arch) and runs on that architecture only; "
             f"this GPU is {device_arch}")

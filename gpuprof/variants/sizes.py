@@ -7,7 +7,7 @@ import math
 from gpuprof.errors import UsageError
 from gpuprof.gpu import device_info
 from gpuprof.results import size_label
-from gpuprof.variants.catalog import Family, Variant
+from gpuprof.variants.catalog import Family, Variant, size_problem
 
 
 def parse_size(family: Family, text: str | None) -> dict[str, int]:
@@ -31,11 +31,10 @@ def parse_size(family: Family, text: str | None) -> dict[str, int]:
             values = dict(zip(dims, parts))
     except (ValueError, KeyError, OverflowError):  # ValueError too for a 5000-digit number
         raise UsageError(f"bad size '{text[:40]}': {usage}") from None
+    problem = size_problem(family, values)  # an extent below 1, a switch other than 0 or 1
+    if problem:
+        raise UsageError(f"bad size '{text}': {problem}; {usage}")
     for d, v in values.items():
-        if d in family.switches and v not in (0, 1):
-            raise UsageError(f"bad size '{text}': {d} is a switch, 0 or 1; {usage}")
-        if d not in family.switches and v < 1:
-            raise UsageError(f"bad size '{text}': {d} must be a positive integer; {usage}")
         if v > 2**31 - 1:
             raise UsageError(f"bad size '{text[:40]}': {d} is over the 32-bit index limit of the kernels (2^31 - 1)")
     return values

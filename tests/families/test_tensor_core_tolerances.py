@@ -135,7 +135,7 @@ def flash2(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool, *, tile: i
 
 
 def attention_error(o: np.ndarray, q, k, v, causal) -> float:
-    err, unwritten = attention_bf16.scaled_error(o, attention64(q, k, v, causal), {})
+    err, unwritten = scaled_error(o, attention64(q, k, v, causal), attention_bf16.ERROR_SCALE)
     assert unwritten == 0
     return err
 

@@ -63,3 +63,17 @@ def test_tensor_rungs_are_judged_against_a_tensor_roof(tmp_path):
     # 70-80 % of the HGMMA peak and about half of the L2 roof: compute, judged against the tensor roof
     assert rungs["wgmma"]["measured_limiter"] == "compute", rungs["wgmma"]["verdict_reason"]
     assert "tensor" in rungs["wgmma"]["verdict_reason"], rungs["wgmma"]["verdict_reason"]
+
+
+def test_a_tutorial_wmma_kernel_is_checked_beside_cublas(tmp_path):
+    """A learner's WMMA kernel as tutorials write it (tests/kernels/course_shapes/wmma_bf16_tutorial.cu):
+    one warp per 16x16 tile, fragments from global memory; OK beside cuBLAS at a size its constraint allows."""
+    out = tmp_path / "wmma.json"
+    done = subprocess.run([sys.executable, "-m", "gpuprof", "run", "gemm_bf16", "-v", "cublas",
+                           "--add", "tests/kernels/course_shapes/wmma_bf16_tutorial.cu", "--block", "128,4",
+                           "--tile", "64,64", "--require", "M%16==0,N%16==0,K%16==0", "--size", "1024",
+                           "--max-time", "0.3", "--json", str(out)],
+                          capture_output=True, text=True, timeout=600, check=False, cwd=REPO)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = {r.variant: r for r in results.load(out).rows}
+    assert rows["wmma_bf16_tutorial"].check.status == results.OK, rows["wmma_bf16_tutorial"].check.reasons

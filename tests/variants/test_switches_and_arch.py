@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -120,3 +121,40 @@ def test_a_results_file_holds_a_zero_only_for_a_switch_its_families_block_declar
     loaded = results.from_dict(data)
     assert loaded.rows[0].size["causal"] == 0
     assert results.from_dict(results.to_dict(loaded)).families[row["family"]].switches == ("causal",)
+
+
+# ---- code gpuprof did not write, and hostile places ----------------------------------------------
+
+TUTORIAL_WMMA = Path(__file__).resolve().parents[1] / "kernels" / "course_shapes" / "wmma_bf16_tutorial.cu"
+
+
+def test_a_tutorial_wmma_kernel_is_accepted_by_gemm_bf16_as_learners_write_it():
+    """No const, no __restrict__, `__nv_bfloat16*` for the family's `const __nv_bfloat16* __restrict__`."""
+    from gpuprof.variants.user import parse_add, to_variant
+
+    variant = to_variant(catalog.load_family("gemm_bf16"), parse_add(str(TUTORIAL_WMMA), block="128,4"))
+    assert variant.kernel == "wmma_gemm" and variant.args is None
+
+
+@pytest.mark.skipif(not cubin.nvcc_available(), reason="nvcc not on PATH")
+def test_a_tutorial_wmma_kernel_builds_with_the_toolkits_headers():
+    from gpuprof.commands.build import build_file
+
+    (result,) = build_file(TUTORIAL_WMMA, "sm_90")
+    assert result.error is None and result.usage is not None and not result.usage.spills
+
+
+@pytest.mark.skipif(not cubin.nvcc_available(), reason="nvcc not on PATH")
+def test_an_arch_variant_in_a_folder_named_like_a_command_builds_and_runs_nothing(tmp_path, monkeypatch):
+    import shutil
+
+    from gpuprof.families import registry
+
+    hostile = tmp_path / "$(touch PWNED)" / "gemm_bf16"
+    shutil.copytree(catalog.load_family("gemm_bf16").directory, hostile)
+    monkeypatch.chdir(tmp_path)
+    fam = registry.resolve(hostile)
+    wgmma = next(v for v in fam.variants if v.arch)
+    result = build_variant(fam, wgmma, "sm_90")
+    assert result.error is None and result.usage is not None and result.usage.arch == "sm_90a"
+    assert not list(tmp_path.rglob("PWNED"))
