@@ -54,7 +54,8 @@ class NcuPart:
     error: ncu ran but gave nothing usable for this variant (the other fields are then empty).
     level_bytes: bytes moved per memory level (LEVEL_KEYS) where the report had them.
     stalls: warp-state cycles by stall reason, % of all stalled cycles (WarpStateStats).
-    limiter: the roof the counters show binding ("dram", "l2", "l1", "compute", "tensor"), if judged."""
+    limiter: the roof the counters show binding, as analysis/ladder.py judges it (catalog.LIMITERS:
+    "dram", "l2", "l1", "compute", or "latency" below 40 % of every roof); None where not judged."""
 
     schema: str = NCU_SCHEMA
     error: str | None = None
