@@ -41,8 +41,9 @@ Timeout = Annotated[float, typer.Option(
 
 With = Annotated[str | None, typer.Option(
     "--with", help="After check and timing, each variant under these tools too, into its row: 'ncu' (time, SOL, "
-                   "occupancy and limiter, registers, DRAM bytes, FLOPs, top stall), 'sanitize' (memcheck, "
-                   "racecheck, initcheck, synccheck), or 'ncu,sanitize'. Reports under --with-out.")]
+                   "occupancy and limiter, registers, bytes per memory level, FLOPs, stalls, hot lines, advice), "
+                   "'sanitize' (memcheck, racecheck, initcheck, synccheck), or 'ncu,sanitize'. Reports under "
+                   "--with-out.")]
 WithOut = Annotated[Path, typer.Option("--with-out", help="Directory for --with's ncu reports and sanitizer logs.")]
 
 # The run table shows the columns that fit the terminal (its caption names the rest); --wide: all.
