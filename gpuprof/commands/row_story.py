@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from gpuprof.analysis.kernel_summary import duration_weighted
+from gpuprof.analysis.stall_reasons import top_stall
 from gpuprof.errors import EnvironmentProblem, UsageError
 from gpuprof.parsers.ncu_metrics import NcuKernelRow
-from gpuprof.parsers.ncu_source import WARP_STATE
 from gpuprof.progress import ProgressFn
 from gpuprof.results import OK, SKIPPED, Row
 from gpuprof.variants.catalog import Family
@@ -26,8 +26,6 @@ CHOICES = ("ncu", "sanitize")
 # gpuprof ncu's default sections plus the warp-state breakdown, for the top stall reason: 19 -> 20
 # replay passes on the H100 (ncu 2025.3.1).
 WARP_STATE_SECTION = "WarpStateStats"
-# Warp states that are not stalls: issuing, and eligible but not picked this cycle.
-NOT_STALLS = ("selected", "not_selected")
 NCU_SCHEMA = "gpuprof.row.ncu/1"
 SANITIZER_SCHEMA = "gpuprof.row.sanitizer/1"
 
@@ -155,24 +153,6 @@ def ncu_summary(launches: list[NcuKernelRow]) -> dict[str, Any]:
         "top_stall": stall,
         "top_stall_pct": share,
     }
-
-
-def top_stall(launches: list[NcuKernelRow]) -> tuple[str | None, float | None]:
-    """The warp state (not issuing) with the most cycles per issued instruction, summed over the
-    launches weighted by their duration, and its share (%) of all stalled cycles."""
-    cycles: dict[str, float] = {}
-    for launch in launches:
-        weight = launch.duration_ns or 0.0
-        for name, value in launch.metrics.items():
-            m = WARP_STATE.fullmatch(name)
-            number = _number(value)
-            if m and number is not None and m.group(1) not in NOT_STALLS:
-                cycles[m.group(1)] = cycles.get(m.group(1), 0.0) + number * weight
-    stalled = math.fsum(cycles.values())
-    if stalled <= 0:
-        return None, None
-    reason = max(sorted(cycles), key=lambda r: cycles[r])
-    return reason, 100.0 * cycles[reason] / stalled
 
 
 def _number(value: float | str | None) -> float | None:
