@@ -16,10 +16,10 @@ from typing import Any
 
 from gpuprof.analysis import ladder
 from gpuprof.analysis.kernel_summary import duration_weighted
-from gpuprof.analysis.stall_reasons import hottest_lines
+from gpuprof.analysis.stall_reasons import hottest_lines, stall_shares, top_stall
 from gpuprof.errors import EnvironmentProblem, InputError, UsageError
 from gpuprof.parsers.ncu_metrics import NcuKernelRow
-from gpuprof.parsers.ncu_source import WARP_STATE, KernelSource, LineStats
+from gpuprof.parsers.ncu_source import KernelSource, LineStats
 from gpuprof.progress import ProgressFn
 from gpuprof.results import OK, SKIPPED, Row
 from gpuprof.row_parts import CLEAN, FINDINGS, MAX_FOUND, NOT_JUDGED, Advice, Finding, HotLine, NcuPart, SanitizerPart
@@ -37,8 +37,6 @@ LEVEL_NAMES = {"l1": "L1", "l2": "L2", "dram": "DRAM"}
 HOT_LINES = 5  # per variant: enough to point at the loop body, few enough to read in a row
 MAX_ADVICE = 6  # ncu's OPT/WRN rule results kept per variant, largest estimated speedup first
 ADVICE_KINDS = ("OPT", "WRN")
-# Warp states that are not stalls: issuing, and eligible but not picked this cycle.
-NOT_STALLS = ("selected", "not_selected")
 
 
 def parse_with(text: str | None) -> tuple[str, ...]:
@@ -180,33 +178,6 @@ def ncu_summary(launches: list[NcuKernelRow], sources: Iterable[KernelSource] = 
         hot_lines=hot_lines(list(sources)),
         advice=advice(launches),
     )
-
-
-def top_stall(launches: list[NcuKernelRow]) -> tuple[str | None, float | None]:
-    """The warp state (not issuing) with the most cycles per issued instruction, summed over the
-    launches weighted by their duration, and its share (%) of all stalled cycles."""
-    shares = stall_shares(launches)
-    if not shares:
-        return None, None
-    reason = max(sorted(shares), key=lambda r: shares[r])
-    return reason, shares[reason]
-
-
-def stall_shares(launches: list[NcuKernelRow]) -> dict[str, float]:
-    """Every warp state that is a stall, as its share (%) of all stalled cycles: each launch's cycles
-    per issued instruction (WarpStateStats) weighted by its duration; none without the section."""
-    cycles: dict[str, float] = {}
-    for launch in launches:
-        weight = launch.duration_ns or 0.0
-        for name, value in launch.metrics.items():
-            m = WARP_STATE.fullmatch(name)
-            number = _number(value)
-            if m and number is not None and m.group(1) not in NOT_STALLS:
-                cycles[m.group(1)] = cycles.get(m.group(1), 0.0) + number * weight
-    stalled = math.fsum(cycles.values())
-    if stalled <= 0:
-        return {}
-    return {reason: 100.0 * value / stalled for reason, value in sorted(cycles.items(), key=lambda rv: -rv[1])}
 
 
 def hot_lines(sources: list[KernelSource]) -> tuple[HotLine, ...]:
