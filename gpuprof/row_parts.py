@@ -126,10 +126,13 @@ MAX_FOUND = 20  # findings kept per row: enough to show both sides of a race, bo
 
 def ncu_to_dict(part: NcuPart) -> dict[str, Any]:
     """The row's "ncu" object: empty collections and unset optional fields left out, so a row of a run
-    without the newer data reads as the file always had it."""
+    without the newer data reads as the file always had it. A non-finite number (a counter ncu could
+    not give) is written as absent: a file holds measurements only, and loads again."""
     out: dict[str, Any] = {}
     for f in fields(NcuPart):
-        value = getattr(part, f.name)
+        value = _finite_or_none(getattr(part, f.name))
+        if isinstance(value, dict):
+            value = {k: v for k, v in value.items() if _finite_or_none(v) is not None}
         if f.name == "hot_lines":
             value = [_plain(h) for h in value]
         elif f.name == "advice":
@@ -217,6 +220,10 @@ def _finding(raw: Any, where: str) -> Finding:
                    or "", line=_integer(d.get("line"), f"{where}.line", optional=True),
                    text=_text(d.get("text"), f"{where}.text") or "",
                    message=_text(d.get("message"), f"{where}.message") or "")
+
+
+def _finite_or_none(value: Any) -> Any:
+    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def _plain(record: Any) -> dict[str, Any]:

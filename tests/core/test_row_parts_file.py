@@ -64,3 +64,16 @@ def test_a_malformed_part_is_one_line_naming_the_row_through_show(tmp_path, case
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output and said in result.output and row["id"] in result.output
     assert len([line for line in result.output.splitlines() if line.strip()]) == 1, result.output
+
+
+def test_a_counter_ncu_could_not_give_is_written_as_absent_and_the_file_loads_again():
+    """NaN or infinite numbers in a measured part are left out on writing, never written as NaN."""
+    from gpuprof.row_parts import NcuPart, ncu_from_dict, ncu_to_dict
+
+    part = NcuPart(kernels=1, duration_ns=float("nan"), flop=2.0, dram_bytes=float("inf"),
+                   level_bytes={"dram": float("nan"), "l2": 4.0}, stalls={"long_scoreboard": 100.0})
+    written = ncu_to_dict(part)
+    assert "dram_bytes" not in written and written["level_bytes"] == {"l2": 4.0}
+    assert written["duration_ns"] is None  # kept as null: readers of earlier files look for it
+    back = ncu_from_dict(json.loads(json.dumps(written, allow_nan=False)), "row 1")
+    assert back.flop == 2.0 and back.dram_bytes is None and back.intensity is None
