@@ -14,6 +14,11 @@ from gpuprof.families._random import generator
 from gpuprof.families._rounding import FP32, unit_roundoff
 from gpuprof.gpu import cupy
 
+# Structured inputs the check adds (families/input_classes.py): spikes (a max or a sum taken from a
+# sample misses them; exp of a missed spike overflows), alternating +a/-a rows (a strided sample sees
+# one sign), constant rows (y = 1/cols). Each judged by the family's error model: the classes change
+# the values, not the order of the sum; spikes per row (their zeros underflow, far below the row).
+INPUT_CLASSES = ("spikes", "alternating", "constants")
 RATE = "bytes"
 FORMULA = "GB/s = 8·rows·cols bytes (x read once, y written once; multi-pass variants read more) / median time"
 
