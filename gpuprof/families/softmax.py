@@ -41,6 +41,10 @@ def bytes_moved(size: dict[str, int]) -> float:
     return 2.0 * 4 * size["rows"] * size["cols"]  # x read once, y written once, 4 bytes each
 
 
+def bytes_read(size: dict[str, int]) -> float:
+    return 4.0 * size["rows"] * size["cols"]  # x, every element at least once: the byte rule's floor
+
+
 def tolerance(variant: Any, size: dict[str, int]) -> float:
     """Per-row model, per-element check: y_i = e_i / S, so each y_i's relative error is the row sum
     S's relative error plus expf's and the division's few ulps (__expf: up to ~25 ulp at x - max =
