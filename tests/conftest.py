@@ -130,3 +130,29 @@ def where_reports() -> dict[str, Path]:
     from tests.ncu_full_reports import WHERE_REPORTS, report_path
 
     return {key: report_path(name, prefix) for key, (prefix, name) in WHERE_REPORTS.items()}
+
+
+@pytest.fixture(autouse=True)
+def _no_cupti_injection(request, monkeypatch):
+    """Outside GPU tests, `nsys`/`profile -- COMMAND` find no CUPTI injection library unless a test asks
+    for one (the `cupti_injection` fixture, or its own stand-in): the CPU tests' fake machines and
+    programs must not build or load the real one."""
+    if request.node.get_closest_marker("gpu") or "cupti_injection" in request.fixturenames:
+        return
+    from gpuprof.commands import nsys_cupti
+
+    def unavailable():
+        raise EnvironmentProblem("the CUPTI injection library is not used in this test")
+
+    monkeypatch.setattr(nsys_cupti, "prepare", unavailable)
+
+
+@pytest.fixture
+def cupti_injection():
+    """The real CUPTI and the injection library built for it here; skips where CUPTI or g++ is missing."""
+    from gpuprof.commands import nsys_cupti
+
+    try:
+        return nsys_cupti.prepare()
+    except EnvironmentProblem as exc:
+        pytest.skip(f"no CUPTI injection library here: {exc.message}")

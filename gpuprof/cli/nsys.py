@@ -57,7 +57,8 @@ def nsys(
     """Kernel, memcpy, CUDA API and NVTX range summaries from Nsight Systems (nsys profile, then nsys stats).
 
     Each variant runs alone in its own process under nsys, inside NVTX ranges FAMILY -> VARIANT.
-    Without nsys, the same summaries come from the PyTorch profiler (CUPTI), with a Chrome trace for Perfetto.
+    Where nsys is missing or cannot make a report, the same summaries come from CUPTI for -- COMMAND (gpuprof's
+    injection library, any program), else from the PyTorch profiler, with a Chrome trace for Perfetto.
 
     Examples:
 

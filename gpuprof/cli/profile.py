@@ -43,8 +43,8 @@ def profile(
                        "expression such as 'matmul/tiled/'); --top and --cover then do not apply.")] = None,
     nsys_path: Annotated[str | None, typer.Option(
         "--nsys",
-        help="The nsys program (default: found as `gpuprof nsys` finds it; without it, the PyTorch profiler for "
-             "Python programs).")] = None,
+        help="The nsys program (default: found as `gpuprof nsys` finds it; without it, CUPTI through gpuprof's "
+             "injection library, else the PyTorch profiler for Python programs).")] = None,
     ncu_path: Annotated[str | None, typer.Option("--ncu", help="Path to ncu if it is not on PATH.")] = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds the timeline run may take.")] = PROFILE_TIMEOUT_S,
     json_out: JsonOut = None,
@@ -54,9 +54,9 @@ def profile(
 ) -> None:
     """Where a program's GPU time goes, then why: the timeline picks the kernels, ncu explains them.
 
-    Runs the program twice: under nsys (or the PyTorch profiler where nsys is missing or cannot make a
-    report, with a note saying why) to find the kernels that take most of the GPU time and where the
-    GPU sat idle, then under Nsight Compute for only the chosen kernels: your own kernels first (your
+    Runs the program twice: under nsys (or CUPTI, else the PyTorch profiler, where nsys is missing or
+    cannot make a report, with a note saying why) to find the kernels that take most of the GPU time
+    and where the GPU sat idle, then under Nsight Compute for only the chosen kernels: your own kernels first (your
     binary's, Triton, NVRTC/CuPy, extensions), then the library kernels (PyTorch, cuBLAS, cuDNN, ...)
     that take most of the time (docs/kernel-origin.md).
 
@@ -88,7 +88,7 @@ def profile(
         with status("profile: timeline, then ncu"):
             report = core.execute(request)
         write_json({"schema": "gpuprof.profile", **core.to_dict(report)}, target)
-        if report.timeline.notice:  # why the timeline is the PyTorch profiler's, and how to get nsys working
+        if report.timeline.notice:  # why the timeline is not nsys's, and how to get nsys working
             err_console.print(f"[yellow]note:[/] {escape(report.timeline.notice)}")
         for note in report.notes:
             err_console.print(f"[dim]note: {escape(note)}[/]")

@@ -107,7 +107,7 @@ def nsys_importer(nsys_check: Check) -> Check | None:
     (the Nsight Compute bundle's copy lacks libdw/libelf on stock images). None where no nsys was found."""
     from gpuprof.tools import nsys as nsys_tool
 
-    needed_for = "gpuprof nsys, profile (without it they use the PyTorch profiler)"
+    needed_for = "gpuprof nsys, profile (without it they use CUPTI or the PyTorch profiler)"
     if not nsys_check.ok:
         return None
     try:
@@ -122,7 +122,40 @@ def nsys_importer(nsys_check: Check) -> Check | None:
     return Check("nsys importer", False, (
         f"{shown} cannot load {', '.join(missing)}: nsys records but makes no report; install libdw1 and libelf1 "
         f"(apt-get install libdw1 libelf1) or put a folder holding them in ${nsys_tool.LIBS_ENV} or --lib-path DIR; "
-        "until then gpuprof nsys and profile use the PyTorch profiler"), needed_for)
+        "until then gpuprof nsys and profile use CUPTI through gpuprof's injection library, or the PyTorch profiler"),
+        needed_for)
+
+
+TIMELINE_NEEDED_FOR = "gpuprof nsys, profile"
+
+
+def cupti_injection() -> Check:
+    """Whether gpuprof's CUPTI injection library can be had here: CUPTI found, and the library built
+    (or already in the cache) for it."""
+    from gpuprof.commands.nsys_cupti import prepare
+
+    needed_for = "gpuprof nsys/profile -- COMMAND where nsys cannot make a report"
+    try:
+        install, library = prepare()
+    except GpuprofError as exc:
+        return Check("CUPTI injection", False, exc.message, needed_for)
+    return Check("CUPTI injection", True, f"{library.name} (cached) built against {install.library}", needed_for)
+
+
+def timeline_sources(nsys: Check, importer: Check | None, cupti: Check, torch: Check, gpu_found: bool) -> Check:
+    """Which timeline sources `nsys` and `profile` can use here, in the order they are tried."""
+    usable = []
+    if nsys.ok and (importer is None or importer.ok):
+        usable.append("nsys")
+    if cupti.ok:
+        usable.append("CUPTI injection (any program)")
+    if torch.ok:
+        usable.append("PyTorch profiler (Python programs, families)")
+    if not usable:
+        return Check("timeline sources", False, "none: install Nsight Systems, or the CUDA toolkit's CUPTI and g++, "
+                     "or PyTorch", TIMELINE_NEEDED_FOR)
+    where = "" if gpu_found else " (once a GPU is here)"
+    return Check("timeline sources", True, ", then ".join(usable) + where, TIMELINE_NEEDED_FOR)
 
 
 NVRTC_NEEDED_FOR = "run, build (CUDA variants are compiled by NVRTC through CuPy, as `run` compiles them)"
@@ -171,17 +204,21 @@ def diagnose() -> list[Check]:
     device = gpu()
     nsys = _tool("nsys", ["--version"], "gpuprof nsys", find_nsys)
     importer = nsys_importer(nsys)
+    torch = torch_check(device.ok)
+    cupti = cupti_injection()
     return [
         replace(device, required=True),
         replace(_module("cupy", "run, launch", "pip install 'gpuprof[cuda13]' (or 'gpuprof[cuda12]')", "cupy"),
                 required=True),
         replace(_tool("nvcc", ["--version"], "run --add, build"), required=True),
         replace(nvrtc(), required=True),
-        torch_check(device.ok),
+        torch,
         _module("triton", "Triton variants (vecadd/triton, softmax/triton; with torch)", "pip install triton"),
         _tool("ncu", ["--version"], "gpuprof ncu", find_ncu),
         nsys,
         *([importer] if importer is not None else []),
+        cupti,
+        timeline_sources(nsys, importer, cupti, torch, device.ok),
         _tool("compute-sanitizer", ["--version"], "gpuprof sanitize", find_sanitizer),
         counters_permitted(),
         # A gpuprof dependency on x86-64 Linux only (pyproject's marker), so not required here.

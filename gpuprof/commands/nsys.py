@@ -1,6 +1,8 @@
 """`gpuprof nsys`'s core: a timeline summary (kernels, memcpy, CUDA API, NVTX ranges) per variant,
 per command or per imported report, from nsys; from an SQLite export read directly
-(nsys_summaries), or from the PyTorch profiler where nsys is missing (nsys_torch_fallback)."""
+(nsys_summaries). Where nsys is missing or cannot make a report: a command's timeline from CUPTI
+through gpuprof's injection library (nsys_cupti), else, and for families, from the PyTorch profiler
+(nsys_torch_fallback)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gpuprof.analysis.idle_time import IdleBreakdown, idle_breakdown
+from gpuprof.commands import nsys_cupti
 from gpuprof.commands import nsys_torch_fallback as fallback
 from gpuprof.commands.nsys_results import NsysProfile, NsysSummary, prepare_out_dir
 from gpuprof.commands.nsys_summaries import sqlite_summary
@@ -42,7 +45,7 @@ RULES = TargetRules(
 
 class NsysCannotReport(EnvironmentProblem):
     """nsys ran but could not turn its recording into a report (its importer failed): the found nsys
-    is no use here, and `nsys`/`profile` fall back to the PyTorch profiler. `said` is nsys's reason."""
+    is no use here, and `nsys`/`profile` fall back (CUPTI, or the PyTorch profiler). `said` is nsys's reason."""
 
     def __init__(self, message: str, said: str) -> None:
         super().__init__(message)
@@ -106,35 +109,41 @@ def _command(request: NsysRequest, env: dict[str, str] | None) -> NsysProfile:
     def torch_profile(missing: str) -> NsysProfile:
         return fallback.torch_profile_command(argv, out_dir, missing=missing, timeout_s=request.timeout_s)
 
-    nsys = _nsys_or_fallback(request, torch_profile)
+    def timeline(missing: str) -> NsysProfile:  # any program through CUPTI; else Python ones through PyTorch
+        return nsys_cupti.profile_command_or_torch(argv, out_dir, missing=missing, timeout_s=request.timeout_s,
+                                                   torch=torch_profile)
+
+    nsys = _nsys_or_fallback(request, timeline)
     if isinstance(nsys, NsysProfile):
         return nsys
     try:
         return profile_command(argv, out_dir, nsys, env=env, timeout_s=request.timeout_s)
     except NsysCannotReport as exc:
-        return _fall_back_after(exc, nsys, request, torch_profile)
+        return _fall_back_after(exc, nsys, request, timeline)
 
 
 def _fall_back_after(exc: NsysCannotReport, nsys: str, request: NsysRequest,
                      fall_back: Callable[[str], NsysProfile]) -> NsysProfile:
-    """nsys was found but cannot make a report: the PyTorch profiler's result instead, with one note
-    saying why and how to get nsys working. Not where the user named the nsys (--nsys): then its
-    failure is the answer. A program the fallback cannot run gets nsys's own message."""
+    """nsys was found but cannot make a report: the fallback's result instead (CUPTI or the PyTorch
+    profiler), with one note saying why and how to get nsys working. Not where the user named the nsys
+    (--nsys): then its failure is the answer. A program the fallback cannot run gets nsys's own message."""
     if request.nsys:
         raise exc
-    return replace(fall_back(exc.message), notice=fallback.import_failed_notice(nsys, exc.said),
+    result = fall_back(exc.message)
+    return replace(result, notice=fallback.import_failed_notice(nsys, exc.said, result.source),
                    fallback_why="the nsys found cannot make a report here")
 
 
 def _nsys_or_fallback(request: NsysRequest, fall_back: Callable[[str], NsysProfile]) -> str | NsysProfile:
-    """The nsys to run, or, where none is found and the user named none, the PyTorch profiler's
-    result (`fall_back` is given why nsys is missing), marked as the fallback."""
+    """The nsys to run, or, where none is found and the user named none, the fallback's result
+    (`fall_back` is given why nsys is missing), marked as the fallback."""
     try:
         return tools.find_nsys(request.nsys)
     except EnvironmentProblem as exc:
         if request.nsys:
             raise
-        return replace(fall_back(exc.message), notice=fallback.NOTICE, fallback_why="nsys is missing")
+        result = fall_back(exc.message)
+        return replace(result, notice=fallback.missing_notice(result.source), fallback_why="nsys is missing")
 
 
 def _import(path: Path, request: NsysRequest, env: dict[str, str] | None) -> NsysProfile:

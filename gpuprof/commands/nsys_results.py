@@ -1,5 +1,6 @@
-"""What `gpuprof nsys` produces, whichever source gave it (nsys, an SQLite export, the PyTorch
-profiler): one NsysSummary per profiled program inside an NsysProfile, its JSON, and its folder."""
+"""What `gpuprof nsys` produces, whichever source gave it (nsys, an SQLite export, CUPTI through
+gpuprof's injection library, the PyTorch profiler): one NsysSummary per profiled program inside an
+NsysProfile, its JSON, and its folder."""
 
 from __future__ import annotations
 
@@ -14,6 +15,14 @@ from gpuprof.files import atomic_write_text
 from gpuprof.parsers.nsys_stats import NsysApiSummary, NsysKernelSummary, NsysMemTimeSummary, NsysNvtxSummary
 
 JSON_SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class RangeKernels:
+    """The kernels launched inside one NVTX range (its path, "step/naive"; or outside every range)."""
+
+    range: str
+    kernels: tuple[NsysKernelSummary, ...]
 
 
 @dataclass(frozen=True)
@@ -33,12 +42,16 @@ class NsysSummary:
     artifacts: tuple[Path, ...] = ()  # .nsys-rep, .sqlite, stats text, profile log, Chrome trace
     error: str | None = None  # this one could not be profiled (crash, hang); the others still ran
     idle: IdleBreakdown | None = None  # where the GPU sat idle (None: the source gave no timestamps)
+    # Per NVTX range, the kernels launched inside it (None: the source cannot tell, or no ranges).
+    kernels_by_range: tuple[RangeKernels, ...] | None = None
 
 
 @dataclass(frozen=True)
 class NsysProfile:
-    source: str  # "nsys", "sqlite" (an export read without nsys) or "torch" (the fallback)
-    tool: str  # the nsys path, "sqlite" or "torch.profiler <version> (CUPTI)"
+    # "nsys", "sqlite" (an export read without nsys), "cupti" (gpuprof's CUPTI injection library, where nsys
+    # cannot make a report) or "torch" (the PyTorch profiler, where that library cannot be built)
+    source: str
+    tool: str  # the nsys path, "sqlite", "CUPTI <version> activity API (...)" or "torch.profiler <version> (CUPTI)"
     out_dir: Path
     summaries: tuple[NsysSummary, ...]
     family: str | None = None
@@ -50,7 +63,7 @@ class NsysProfile:
     @property
     def source_line(self) -> str:
         """Which timeline source gave these summaries, in words (profile's report and nsys's footer)."""
-        if self.source == "torch":
+        if self.source in ("torch", "cupti"):
             return f"{self.tool} in place of nsys" + (f" ({self.fallback_why})" if self.fallback_why else "")
         return f"nsys at {self.tool}" if self.source == "nsys" else "an nsys SQLite export, read without nsys"
 

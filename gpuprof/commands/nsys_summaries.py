@@ -79,7 +79,10 @@ def api_summaries(groups: dict[str, list[float]]) -> tuple[NsysApiSummary, ...]:
     return tuple(NsysApiSummary(name=k, num_calls=len(d), **duration_stats(d, total)) for k, d in items)
 
 
-def nvtx_summaries(groups: dict[tuple[str, str], list[float]]) -> tuple[NsysNvtxSummary, ...]:
+_Ranges = dict[tuple[str, str], list[float]] | dict[tuple[str, str | None], list[float]]  # style None: not known
+
+
+def nvtx_summaries(groups: _Ranges) -> tuple[NsysNvtxSummary, ...]:
     items, total = _by_total(groups)
     out = []
     for (rng, style), d in items:

@@ -19,14 +19,21 @@ from gpuprof.tools import _proc, torch_child
 from gpuprof.tools import nsys as tools
 from gpuprof.variants.catalog import Family, Variant
 
-NOTICE = ("nsys was not found (PATH, --nsys, $CUDA_HOME, next to ncu); these summaries come from the PyTorch "
-          "profiler (CUPTI) instead; install Nsight Systems or pass --nsys PATH for the nsys reports")
+# What the summaries came from instead of nsys, by NsysProfile.source.
+INSTEAD = {"torch": "the PyTorch profiler (CUPTI)",
+           "cupti": "CUPTI's activity API, recorded inside the program by gpuprof's injection library"}
 
 
-def import_failed_notice(nsys: str, why: str) -> str:
+def missing_notice(source: str = "torch") -> str:
+    """The one note when no nsys was found."""
+    return (f"nsys was not found (PATH, --nsys, $CUDA_HOME, next to ncu); these summaries come from "
+            f"{INSTEAD.get(source, source)} instead; install Nsight Systems or pass --nsys PATH for the nsys reports")
+
+
+def import_failed_notice(nsys: str, why: str, source: str = "torch") -> str:
     """The one note when nsys was found but could not turn its recording into a report."""
-    return (f"{nsys} recorded the run but could not make a report of it ({why}); these summaries come from the "
-            "PyTorch profiler (CUPTI) instead. To get nsys working, install libdw1 and libelf1 (e.g. apt-get "
+    return (f"{nsys} recorded the run but could not make a report of it ({why}); these summaries come from "
+            f"{INSTEAD.get(source, source)} instead. To get nsys working, install libdw1 and libelf1 (e.g. apt-get "
             "install libdw1 libelf1) or point --lib-path DIR or $GPUPROF_NSYS_LIBS at a folder holding libdw.so.1 "
             "and libelf.so.1; `gpuprof doctor` checks them")
 

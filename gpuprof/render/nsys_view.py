@@ -97,6 +97,7 @@ def render_summary(summary: NsysSummary, heading: str, source: str, width: int |
     out += _section(summary, summary.api, api_table, "CUDA API calls (CPU time)",
                     "no CUDA API calls were recorded", table_width, wide)
     out += _section(summary, summary.nvtx, nvtx_table, ranges_title, "no ranges were recorded", table_width, wide)
+    out += range_kernel_tables(summary, table_width, wide)
     if summary.idle is not None:
         out += idle_lines(summary.idle)
     out += [Text(f"note: {n}", style="dim") for n in summary.notes]
@@ -105,6 +106,19 @@ def render_summary(summary: NsysSummary, heading: str, source: str, width: int |
     kept = [p for p in summary.artifacts if p not in traces]
     if kept:
         out.append(Text("kept: " + ", ".join(str(p) for p in kept), style="dim"))
+    return out
+
+
+MAX_RANGE_TABLES = 12  # per-range kernel tables shown, largest first; --json keeps them all
+
+
+def range_kernel_tables(summary: NsysSummary, width: int | None, wide: bool) -> list[RenderableType]:
+    """The kernels of each NVTX range (by its path in the ranges around it), largest GPU time first."""
+    groups = summary.kernels_by_range or ()
+    out: list[RenderableType] = [kernel_table(g.kernels, f"CUDA kernels in NVTX range {g.range} (GPU time)", width,
+                                              wide) for g in groups[:MAX_RANGE_TABLES]]
+    if len(groups) > MAX_RANGE_TABLES:
+        out.append(Text(f"{len(groups) - MAX_RANGE_TABLES} more range(s) with kernels: see --json", style="dim"))
     return out
 
 
