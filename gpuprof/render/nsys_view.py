@@ -11,6 +11,7 @@ from rich.text import Text
 
 from gpuprof.analysis.idle_time import LAUNCH_GAP_NS, IdleBreakdown
 from gpuprof.commands.nsys_results import NsysProfile, NsysSummary
+from gpuprof.parsers.cupti_activity import OUTSIDE
 from gpuprof.parsers.nsys_stats import NsysApiSummary, NsysKernelSummary, NsysMemTimeSummary, NsysNvtxSummary
 from gpuprof.render.fit import Column, fitted_table
 from gpuprof.render.kernel_names import short_names
@@ -115,11 +116,16 @@ MAX_RANGE_TABLES = 12  # per-range kernel tables shown, largest first; --json ke
 def range_kernel_tables(summary: NsysSummary, width: int | None, wide: bool) -> list[RenderableType]:
     """The kernels of each NVTX range (by its path in the ranges around it), largest GPU time first."""
     groups = summary.kernels_by_range or ()
-    out: list[RenderableType] = [kernel_table(g.kernels, f"CUDA kernels in NVTX range {g.range} (GPU time)", width,
-                                              wide) for g in groups[:MAX_RANGE_TABLES]]
+    out: list[RenderableType] = [kernel_table(g.kernels, _range_title(g.range), width, wide)
+                                 for g in groups[:MAX_RANGE_TABLES]]
     if len(groups) > MAX_RANGE_TABLES:
         out.append(Text(f"{len(groups) - MAX_RANGE_TABLES} more range(s) with kernels: see --json", style="dim"))
     return out
+
+
+def _range_title(path: str) -> str:
+    return ("CUDA kernels outside every NVTX range (GPU time)" if path == OUTSIDE
+            else f"CUDA kernels in NVTX range {path} (GPU time)")
 
 
 def _section(summary: NsysSummary, rows: Sequence[_Record] | None,
