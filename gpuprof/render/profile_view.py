@@ -25,6 +25,7 @@ def render_report(report: ProfileReport, width: int | None, wide: bool = False) 
         out.append(Text(f"... and {len(rest)} more kernels, {sum(k.time_pct for k in rest):.1f} % of the time"))
     if summary.nvtx:  # the program's own ranges: where its phases spend their time, for --nvtx
         out.append(nsys_view.nvtx_table(summary.nvtx[:TIMELINE_ROWS], width=None if wide else width, wide=wide))
+    out += nsys_view.range_kernel_tables(summary, None if wide else width, wide)  # per range, where the source can tell
     if summary.error:
         out.append(Text(f"note: {summary.error}", style="yellow"))
     out.append(Text(f"timeline source: {report.timeline.source_line}"))

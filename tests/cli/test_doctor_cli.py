@@ -27,6 +27,8 @@ def machine(monkeypatch, tmp_path):
         name, name in installed, "1.0" if name in installed else f"not installed: {install}", needed))
     monkeypatch.setattr(doctor, "nvrtc", lambda: doctor.Check(
         "NVRTC", "NVRTC" in installed, "13.0" if "NVRTC" in installed else "libnvrtc does not load", "run"))
+    monkeypatch.setattr(doctor, "cupti_injection", lambda: doctor.Check(
+        "CUPTI injection", True, "gpuprof_cupti-13-0123.so (cached) built against libcupti.so.13", "nsys"))
     params = tmp_path / "params"
     params.write_text("RmProfilingAdminOnly: 0\n")
     monkeypatch.setattr(doctor, "PROFILING_PARAMS", params)
@@ -148,3 +150,27 @@ def test_nvrtc_is_listed_with_the_version_the_library_reports(monkeypatch):
 
 def test_loaded_from_names_no_library_this_process_has_not_loaded():
     assert doctor._loaded_from("libgpuprof_no_such_library") is None
+
+
+def test_timeline_sources_are_listed_in_the_order_they_are_tried():
+    nsys, cupti, missing = doctor.Check("nsys", True, "", ""), doctor.Check("c", True, "", ""), doctor.Check(
+        "x", False, "", "")
+    stock_importer = doctor.Check("nsys importer", False, "cannot load libdw.so.1", "")
+    sources = doctor.timeline_sources(nsys, stock_importer, cupti, cupti, gpu_found=True)
+    assert sources.ok and sources.detail == ("CUPTI injection (any program), then PyTorch profiler (Python "
+                                             "programs, families)")
+    assert doctor.timeline_sources(nsys, None, missing, missing, gpu_found=False).detail == "nsys (once a GPU is here)"
+    none = doctor.timeline_sources(missing, None, missing, missing, gpu_found=True)
+    assert not none.ok and "Nsight Systems" in none.detail and "CUPTI" in none.detail
+
+
+def test_the_cupti_check_says_why_the_library_cannot_be_had(monkeypatch):
+    from gpuprof.commands import nsys_cupti
+    from gpuprof.errors import EnvironmentProblem
+
+    def no_cupti():
+        raise EnvironmentProblem("CUPTI was not found (cupti.h with a libcupti.so of the same version)")
+
+    monkeypatch.setattr(nsys_cupti, "prepare", no_cupti)
+    check = doctor.cupti_injection()
+    assert not check.ok and check.detail.startswith("CUPTI was not found")

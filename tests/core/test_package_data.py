@@ -63,3 +63,8 @@ def test_wheel_contains_the_new_family_templates(wheel_names):
     assert len(templates) == 5
     for path in templates:
         assert path.relative_to(REPO).as_posix() in wheel_names
+
+
+def test_wheel_contains_the_cupti_injection_source(wheel_names):
+    """Built on the user's machine at first use (tools/cupti.py), so it ships as source."""
+    assert "gpuprof/tools/cupti_inject/gpuprof_cupti.cpp" in wheel_names
