@@ -62,8 +62,10 @@ def profile_command(argv: list[str], out_dir: Path, install: tool.CuptiInstall, 
     tool_words = tool_name(install)
     try:
         done = _proc.run(argv, timeout_s=timeout_s, env=tool.injection_env(library, folder))
-    except EnvironmentProblem as exc:  # a hang: reported as this program's failure
-        return NsysProfile("cupti", tool_words, out_dir, (NsysSummary(label, error=exc.message),),
+    except EnvironmentProblem as exc:  # a hang: what CUPTI handed over before the kill, and why it stops there
+        files = ca.activity_files(folder)
+        summary = activity_summary(ca.read_activity(files), label, (folder,)) if files else NsysSummary(label)
+        return NsysProfile("cupti", tool_words, out_dir, (replace(summary, error=exc.message),),
                            command=tuple(argv))
     log = atomic_write_text(out_dir / f"command-{name}.log", done.stdout + (
         f"\n--- stderr ---\n{done.stderr}" if done.stderr.strip() else ""))

@@ -167,3 +167,18 @@ def test_profile_shows_the_cupti_timeline_per_range_before_ncu(stock, program, t
     out = " ".join(result.output.split())
     assert "timeline source: CUPTI 13 activity API" in out and "CUDA kernels in NVTX range matmul/tiled" in out
     assert "yours: naive_matmul, tiled_matmul" in out and "ncu is not on PATH" in out
+
+
+def test_a_program_that_hangs_is_reported_with_what_was_recorded_before(stock, program, tmp_path, monkeypatch):
+    def hang(argv, *, timeout_s, cwd=None, env=None, isolated=False):
+        if argv[0] == FOUND_NSYS:
+            return stock(argv, timeout_s=timeout_s, env=env)
+        lines = RECORDED.read_text().splitlines(keepends=True)
+        (Path(env[cupti_tool.OUT_ENV]) / "activity-2322.jsonl.partial").write_text("".join(lines[:-1]))
+        raise EnvironmentProblem(f"nvtx_matmul did not finish within {timeout_s:.0f} s")
+
+    monkeypatch.setattr(_proc, "run", hang)
+    result = invoke("nsys", "--out", str(tmp_path / "o"), "--timeout", "5", "--json", "-", "--", str(program))
+    assert result.exit_code == 1, result.output
+    (summary,) = json.loads(result.stdout)["summaries"]
+    assert summary["error"] == "nvtx_matmul did not finish within 5 s" and len(summary["kernels"]) == 2
