@@ -15,6 +15,7 @@ from typing import Any, Self
 
 from gpuprof.errors import InputError
 from gpuprof.files import atomic_write_text, read_lines, read_text
+from gpuprof.row_parts import NcuPart, SanitizerPart, ncu_from_dict, ncu_to_dict, sanitizer_from_dict, sanitizer_to_dict
 
 SCHEMA_NAME = "gpuprof.results"
 SCHEMA_VERSION = 1
@@ -179,8 +180,8 @@ class Row:
     precision: str = "fp32"  # the variant's arithmetic; its ceiling is that precision's peak
     flop_count: str = "executed"  # "nominal": flop is the family's formula, not what this algorithm does
     derived: Derived | None = None  # rate, % of ceiling, speedups (analysis.derive); None: not judged
-    ncu: dict[str, Any] | None = None
-    sanitizer: dict[str, Any] | None = None
+    ncu: NcuPart | None = None  # `--with ncu` (row_parts.py)
+    sanitizer: SanitizerPart | None = None  # `--with sanitize`
     control: bool = False  # a suite's `control = true`: compare estimates whole-run shifts from it
     gpu: dict[str, Any] | None = None  # the GPU that timed this row (index, uuid, name, clocks) in --gpus runs
     # Library warnings the row's work raised (measure.library_warnings): {"library", "category",
@@ -290,6 +291,8 @@ def to_dict(results: Results) -> dict[str, Any]:
             if not out["check"][key]:
                 del out["check"][key]
         out["derived"] = derived_to_dict(row.derived) if row.derived is not None else None
+        out["ncu"] = ncu_to_dict(row.ncu) if row.ncu is not None else None
+        out["sanitizer"] = sanitizer_to_dict(row.sanitizer) if row.sanitizer is not None else None
         timing = out.get("timing")
         if timing:
             for key in SAMPLE_FIELDS:
@@ -675,8 +678,8 @@ def _row_from_dict(r: dict[str, Any], shared: dict[Any, Any] | None = None) -> R
         precision=_shared_text(str(r.get("precision", UNKNOWN_PRECISION)), shared),
         flop_count=_shared_text(str(r.get("flop_count", "executed")), shared),
         derived=derived_from_dict(r["derived"], where, shared) if isinstance(r.get("derived"), dict) else None,
-        ncu=r.get("ncu"),
-        sanitizer=r.get("sanitizer"),
+        ncu=ncu_from_dict(r["ncu"], where) if r.get("ncu") is not None else None,
+        sanitizer=sanitizer_from_dict(r["sanitizer"], where) if r.get("sanitizer") is not None else None,
         control=r.get("control", False),
         gpu=r.get("gpu"),
         warnings=[dict(w) for w in kept],

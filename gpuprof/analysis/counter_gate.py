@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from gpuprof.results import Row
+from gpuprof.row_parts import FINDINGS, NcuPart
 
 # counter -> (words, the relative growth allowed): registers and shared memory are exact (any
 # growth is a change of the build); DRAM bytes move a little with what the L2 still holds at the end
@@ -62,7 +62,7 @@ def counter_changes(pairs: Iterable[tuple[str, Row, Row]]) -> list[CounterChange
         if b is None or n is None:
             continue
         for counter, (_, limit) in COUNTERS.items():
-            before, after = _number(b.get(counter)), _number(n.get(counter))
+            before, after = _number(getattr(b, counter)), _number(getattr(n, counter))
             if before is not None and after is not None and after > before * (1 + limit):
                 out.append(CounterChange(rid, counter, before, after, limit))
     return out
@@ -73,18 +73,18 @@ def new_findings(pairs: Iterable[tuple[str, Row, Row]]) -> list[NewFinding]:
     or not run): BASE without the field counts as clean only when it ran the tools."""
     out = []
     for rid, base, new in pairs:
-        if new.sanitizer is None or new.sanitizer.get("verdict") != "findings":
+        if new.sanitizer is None or new.sanitizer.verdict != FINDINGS:
             continue
-        before = base.sanitizer.get("verdict") if base.sanitizer else None
-        if before == "findings":
+        before = base.sanitizer.verdict if base.sanitizer else None
+        if before == FINDINGS:
             continue
-        out.append(NewFinding(rid, before or "not run", new.sanitizer.get("first")))
+        out.append(NewFinding(rid, before or "not run", new.sanitizer.first))
     return out
 
 
-def _profiled(ncu: dict[str, Any] | None) -> dict[str, Any] | None:
-    return ncu if ncu is not None and not ncu.get("error") else None
+def _profiled(ncu: NcuPart | None) -> NcuPart | None:
+    return ncu if ncu is not None and not ncu.error else None
 
 
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+def _number(value: float | None) -> float | None:
+    return float(value) if value is not None else None

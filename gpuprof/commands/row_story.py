@@ -19,6 +19,7 @@ from gpuprof.parsers.ncu_metrics import NcuKernelRow
 from gpuprof.parsers.ncu_source import WARP_STATE
 from gpuprof.progress import ProgressFn
 from gpuprof.results import OK, SKIPPED, Row
+from gpuprof.row_parts import CLEAN, FINDINGS, NOT_JUDGED, NcuPart, SanitizerPart
 from gpuprof.variants.catalog import Family
 from gpuprof.variants.selection import VariantOptions
 
@@ -28,8 +29,6 @@ CHOICES = ("ncu", "sanitize")
 WARP_STATE_SECTION = "WarpStateStats"
 # Warp states that are not stalls: issuing, and eligible but not picked this cycle.
 NOT_STALLS = ("selected", "not_selected")
-NCU_SCHEMA = "gpuprof.row.ncu/1"
-SANITIZER_SCHEMA = "gpuprof.row.sanitizer/1"
 
 
 def parse_with(text: str | None) -> tuple[str, ...]:
@@ -89,15 +88,13 @@ def witness_bytes(rows: list[Row], family: Family) -> None:
     from gpuprof.results import IMPOSSIBLE
 
     host = families.host(family)
-    judged = [(row, must_read) for row in rows if (row.ncu or {}).get("dram_read_bytes") is not None
+    judged = [(row, row.ncu, must_read) for row in rows if row.ncu is not None and row.ncu.dram_read_bytes is not None
               and (must_read := host.bytes_read(row.size))]
     if not judged:
         return  # nothing profiled, or a family that does not say what its op reads
     l2_bytes = device_info().l2_bytes
-    for row, must_read in judged:
-        payload = row.ncu or {}
-        why = byte_witness.shortfall(_number(payload.get("dram_read_bytes")), must_read,
-                                     _number(payload.get("dram_write_bytes")),
+    for row, ncu, must_read in judged:
+        why = byte_witness.shortfall(ncu.dram_read_bytes, must_read, ncu.dram_write_bytes,
                                      host.bytes_moved(row.size) - must_read, l2_bytes)
         if why:
             row.check.status = IMPOSSIBLE
@@ -117,14 +114,14 @@ def _attach_ncu(rows: list[Row], target: Any, out_dir: Path, progress: ProgressF
     for row in rows:
         result = by_label.get(row.variant)
         if result is None:
-            row.ncu = {"schema": NCU_SCHEMA, "error": "ncu returned nothing for this variant"}
+            row.ncu = NcuPart(error="ncu returned nothing for this variant")
         elif result.error or result.note:
-            row.ncu = {"schema": NCU_SCHEMA, "error": result.error or result.note}
+            row.ncu = NcuPart(error=result.error or result.note)
         else:
-            row.ncu = {"schema": NCU_SCHEMA, **ncu_summary(result.rows), "report": str(result.report)}
+            row.ncu = replace(ncu_summary(result.rows), report=str(result.report))
 
 
-def ncu_summary(launches: list[NcuKernelRow]) -> dict[str, Any]:
+def ncu_summary(launches: list[NcuKernelRow]) -> NcuPart:
     """One variant's profiled launches as the row keeps them: sums of time and work, duration-weighted
     percentages, the longest launch's registers and limiter, and the top stall reason."""
     longest = max(launches, key=lambda r: r.duration_ns or 0.0)
@@ -137,24 +134,24 @@ def ncu_summary(launches: list[NcuKernelRow]) -> dict[str, Any]:
         return duration_weighted(launches, lambda r: getattr(r, field))
 
     stall, share = top_stall(launches)
-    return {
-        "kernels": len(launches),
-        "duration_ns": total(r.duration_ns for r in launches),
-        "sm_pct": weighted("sm_throughput_pct"),
-        "memory_pct": weighted("memory_throughput_pct"),
-        "dram_pct": weighted("dram_throughput_pct"),
-        "achieved_occupancy_pct": weighted("achieved_occupancy_pct"),
-        "occupancy_limiter": longest.occupancy_limiter,
-        "registers": longest.registers_per_thread,
-        "shared_mem_bytes": longest.shared_mem_per_block_bytes,
-        "dram_bytes": total(r.dram_bytes for r in launches),
-        "dram_read_bytes": total(_number(r.metrics.get("dram__bytes_read.sum")) for r in launches),
-        "dram_write_bytes": total(_number(r.metrics.get("dram__bytes_write.sum")) for r in launches),
-        "flop": total(r.flop for r in launches),
-        "instructions": total(_number(r.metrics.get("smsp__inst_executed.sum")) for r in launches),
-        "top_stall": stall,
-        "top_stall_pct": share,
-    }
+    return NcuPart(
+        kernels=len(launches),
+        duration_ns=total(r.duration_ns for r in launches),
+        sm_pct=weighted("sm_throughput_pct"),
+        memory_pct=weighted("memory_throughput_pct"),
+        dram_pct=weighted("dram_throughput_pct"),
+        achieved_occupancy_pct=weighted("achieved_occupancy_pct"),
+        occupancy_limiter=longest.occupancy_limiter,
+        registers=longest.registers_per_thread,
+        shared_mem_bytes=longest.shared_mem_per_block_bytes,
+        dram_bytes=total(r.dram_bytes for r in launches),
+        dram_read_bytes=total(_number(r.metrics.get("dram__bytes_read.sum")) for r in launches),
+        dram_write_bytes=total(_number(r.metrics.get("dram__bytes_write.sum")) for r in launches),
+        flop=total(r.flop for r in launches),
+        instructions=total(_number(r.metrics.get("smsp__inst_executed.sum")) for r in launches),
+        top_stall=stall,
+        top_stall_pct=share,
+    )
 
 
 def top_stall(launches: list[NcuKernelRow]) -> tuple[str | None, float | None]:
@@ -193,10 +190,10 @@ def _attach_sanitizer(rows: list[Row], target: Any, out_dir: Path, progress: Pro
         label = f"{row.family}/{row.variant}"
         results = [r for r in run.results if r.label == label]
         skipped = {s.tool: s.reason for s in run.skipped if s.label == label}
-        row.sanitizer = {**sanitizer_summary(results, skipped), "size": checked_at}
+        row.sanitizer = replace(sanitizer_summary(results, skipped), size=dict(checked_at))
 
 
-def sanitizer_summary(results: list[Any], skipped: dict[str, str]) -> dict[str, Any]:
+def sanitizer_summary(results: list[Any], skipped: dict[str, str]) -> SanitizerPart:
     """Per tool: "clean", "N findings" (with the first one's kind and place), "not judged: why", or
     "skipped: why"; and the verdict over all: clean only when every tool that ran was clean."""
     tools: dict[str, str] = {}
@@ -219,5 +216,5 @@ def sanitizer_summary(results: list[Any], skipped: dict[str, str]) -> dict[str, 
                 first = f"{result.tool}: {f.kind} {place}".strip()
     for tool, reason in skipped.items():
         tools[tool] = f"skipped: {reason}"
-    verdict = "findings" if findings else ("clean" if judged and results else "not judged")
-    return {"schema": SANITIZER_SCHEMA, "verdict": verdict, "findings": findings, "first": first, "tools": tools}
+    verdict = FINDINGS if findings else (CLEAN if judged and results else NOT_JUDGED)
+    return SanitizerPart(verdict=verdict, findings=findings, first=first, tools=tools)

@@ -25,6 +25,7 @@ from gpuprof.render.library_warnings_view import TF32_MARK, tf32_off
 from gpuprof.render.svg_ladder import ladder_svg
 from gpuprof.render.tables import footer
 from gpuprof.results import OK, Row, size_label
+from gpuprof.row_parts import CLEAN, FINDINGS, NcuPart, SanitizerPart
 
 _STATUS_CLASS = {"ok": "ok", "wrong": "bad", "fault": "bad", "timeout": "bad", "impossible": "bad",
                  "skipped": "dim"}
@@ -254,43 +255,38 @@ def _rows_table(story: StoryReport, table: Table) -> str:
     return _table(head, body) + note_html
 
 
-def ncu_why(ncu: dict[str, Any] | None) -> str:
-    """A row's ncu summary in one line: its verdict or limiter first, then a few figures."""
-    if not ncu:
+def ncu_why(ncu: NcuPart | None) -> str:
+    """A row's ncu summary in one line: the binding roof and top stall first, then a few figures."""
+    if ncu is None:
         return ""
-    keys = [k for k in NCU_FIRST if k in ncu] + [k for k in ncu if k not in NCU_FIRST]
-    shown = []
-    for key in keys:
-        value = ncu[key]
-        if isinstance(value, (dict, list)) or value is None:
-            continue
-        shown.append(f"{key.replace('_', ' ')}: {_value(value)}")
-        if len(shown) == NCU_SHOWN:
-            break
-    return "; ".join(shown)
+    if ncu.error:
+        return f"not profiled: {ncu.error}"
+    stall = f"{ncu.top_stall} {ncu.top_stall_pct:.0f} %" if ncu.top_stall and ncu.top_stall_pct is not None \
+        else ncu.top_stall
+    figures = [("limiter", ncu.limiter), ("top stall", stall),
+               ("time", units.seconds(ncu.duration_ns * 1e-9) if ncu.duration_ns is not None else None),
+               ("occupancy", f"{ncu.achieved_occupancy_pct:.0f} %" if ncu.achieved_occupancy_pct is not None
+                else None),
+               ("registers", ncu.registers), ("DRAM", units.nbytes(ncu.dram_bytes) if ncu.dram_bytes else None),
+               ("flop", _value(ncu.flop) if ncu.flop is not None else None)]
+    return "; ".join([f"{name}: {value}" for name, value in figures if value is not None][:NCU_SHOWN])
 
 
-def sanitizer_verdict(sanitizer: dict[str, Any] | None) -> str:
-    """Clean, or the findings (their count and first lines); HTML."""
+def sanitizer_verdict(sanitizer: SanitizerPart | None) -> str:
+    """Clean, or the findings (their count and the first one), or why not judged; HTML."""
     if sanitizer is None:
         return ""
-    findings = sanitizer.get("findings")
-    count = len(findings) if isinstance(findings, list) else findings if isinstance(findings, int) else None
-    tools = sanitizer.get("tools")
-    where = f" <span class=\"dim\">({_e(', '.join(map(str, tools)))})</span>" if isinstance(tools, list) else ""
-    status = str(sanitizer.get("status") or sanitizer.get("verdict") or "")
-    if count == 0 or status.lower() == "clean" or sanitizer.get("clean") is True:
+    skipped = [tool for tool, said in sanitizer.tools.items() if said.startswith("skipped")]
+    where = f" <span class=\"dim\">({_e(', '.join(skipped))} skipped)</span>" if skipped else ""
+    if sanitizer.verdict == CLEAN:
         return f"<span class=\"ok\">clean</span>{where}"
-    if count:
-        first = ""
-        if isinstance(findings, list) and findings:
-            one = findings[0]
-            first = ": " + _e(one if isinstance(one, str) else "; ".join(
-                f"{k} {_value(v)}" for k, v in one.items() if not isinstance(v, (dict, list)))[:160]) \
-                if isinstance(one, (str, dict)) else ""
+    if sanitizer.verdict == FINDINGS:
+        count = sanitizer.findings
+        first = f": {_e(sanitizer.first[:160])}" if sanitizer.first else ""
         return f"<span class=\"bad\">{count} finding{'s' if count != 1 else ''}</span>{where}{first}"
-    return _e(status or ", ".join(f"{k}: {_value(v)}" for k, v in sanitizer.items()
-                                  if not isinstance(v, (dict, list))))
+    why = "; ".join(f"{tool}: {said.removeprefix('not judged: ')}" for tool, said in sanitizer.tools.items()
+                    if said.startswith("not judged"))
+    return "<span class=\"warn\">not judged</span>" + (f": {_e(why)}" if why else "")
 
 
 def _how_measured(story: StoryReport) -> str:

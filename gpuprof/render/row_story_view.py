@@ -14,6 +14,7 @@ from gpuprof.analysis.stall_reasons import describe
 from gpuprof.render import units
 from gpuprof.render.fit import Column, fitted_table, print_table
 from gpuprof.results import Row
+from gpuprof.row_parts import CLEAN, FINDINGS, NcuPart, SanitizerPart
 
 
 def print_row_story(console: Console, rows: Sequence[Row], wide: bool) -> None:
@@ -39,9 +40,9 @@ def story_table(family: str, rows: Sequence[Row], width: int | None) -> Any:
         Column("sanitizer", justify="left"),
     ]
     cells = [[escape(row.variant), *_ncu_cells(row.ncu), _sanitizer_cell(row.sanitizer)] for row in rows]
-    notes = [f"{row.variant}: ncu: {row.ncu['error']}" for row in rows if row.ncu and row.ncu.get("error")]
-    first = [f"{row.variant}: first finding: {row.sanitizer['first']}" for row in rows
-             if row.sanitizer and row.sanitizer.get("first")]
+    notes = [f"{row.variant}: ncu: {row.ncu.error}" for row in rows if row.ncu and row.ncu.error]
+    first = [f"{row.variant}: first finding: {row.sanitizer.first}" for row in rows
+             if row.sanitizer and row.sanitizer.first]
     caption = "\n".join([
         ("ncu: each variant once under Nsight Compute at the row's size (gpuprof ncu's sections + WarpStateStats); "
         "top stall = the warp state with the most cycles per issued instruction, share of stalled cycles"),
@@ -50,21 +51,21 @@ def story_table(family: str, rows: Sequence[Row], width: int | None) -> Any:
     return fitted_table(columns, cells, width, title=f"{family}: why and how safe (--with)", caption=escape(caption))
 
 
-def _ncu_cells(ncu: dict[str, Any] | None) -> list[str]:
+def _ncu_cells(ncu: NcuPart | None) -> list[str]:
     if ncu is None:
         return ["-"] * 7
-    if ncu.get("error"):
+    if ncu.error:
         return ["not profiled", *["-"] * 6]
-    occupancy = _pct(ncu.get("achieved_occupancy_pct"))
-    if ncu.get("occupancy_limiter"):
-        occupancy += f" ({ncu['occupancy_limiter']})"
-    stall = ncu.get("top_stall")
-    top = f"{describe(stall).label} {_pct(ncu.get('top_stall_pct'))}" if stall else "-"
-    duration = ncu.get("duration_ns")
-    registers = ncu.get("registers")
-    return [units.seconds(duration * 1e-9 if duration is not None else None), _pct(ncu.get("sm_pct")),
-            _pct(ncu.get("memory_pct")), occupancy, str(registers) if registers is not None else "-",
-            units.nbytes(ncu.get("dram_bytes")), top]
+    occupancy = _pct(ncu.achieved_occupancy_pct)
+    if ncu.occupancy_limiter:
+        occupancy += f" ({ncu.occupancy_limiter})"
+    stall = ncu.top_stall
+    top = f"{describe(stall).label} {_pct(ncu.top_stall_pct)}" if stall else "-"
+    duration = ncu.duration_ns
+    registers = ncu.registers
+    return [units.seconds(duration * 1e-9 if duration is not None else None), _pct(ncu.sm_pct),
+            _pct(ncu.memory_pct), occupancy, str(registers) if registers is not None else "-",
+            units.nbytes(ncu.dram_bytes), top]
 
 
 def _pct(value: float | None) -> str:
@@ -72,13 +73,12 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.0f} %"
 
 
-def _sanitizer_cell(sanitizer: dict[str, Any] | None) -> Text | str:
+def _sanitizer_cell(sanitizer: SanitizerPart | None) -> Text | str:
     if sanitizer is None:
         return "-"
-    verdict = sanitizer.get("verdict")
-    if verdict == "findings":
-        return Text(f"{sanitizer.get('findings')} finding(s)", style="red")
-    if verdict == "clean":
-        skipped = [tool for tool, said in sanitizer.get("tools", {}).items() if str(said).startswith("skipped")]
+    if sanitizer.verdict == FINDINGS:
+        return Text(f"{sanitizer.findings} finding(s)", style="red")
+    if sanitizer.verdict == CLEAN:
+        skipped = [tool for tool, said in sanitizer.tools.items() if said.startswith("skipped")]
         return "clean" + (f" ({', '.join(skipped)} skipped)" if skipped else "")
     return Text("not judged", style="yellow")

@@ -11,6 +11,7 @@ import pytest
 
 from gpuprof.analysis import byte_witness
 from gpuprof.commands.row_story import ncu_summary
+from gpuprof.row_parts import NcuPart
 from gpuprof.tools.ncu import read_report_isolated
 
 TOOLS = Path(__file__).resolve().parents[1] / "fixtures" / "tools"
@@ -19,26 +20,26 @@ N = 16384 * 256  # the recorded launches: 16384 blocks of 256 threads, one eleme
 
 
 @pytest.fixture(scope="module", params=["grid", "torch"])
-def recorded(request) -> dict:
+def recorded(request) -> NcuPart:
     pytest.importorskip("ncu_report")
     return ncu_summary(read_report_isolated(TOOLS / f"ncu-2025.3.1__launch_vecadd_{request.param}.ncu-rep"))
 
 
 def test_the_recorded_honest_launches_read_every_input_byte(recorded):
     inputs = 8.0 * N
-    assert recorded["dram_read_bytes"] >= inputs
+    assert recorded.dram_read_bytes >= inputs
     # at this size the op is one L2, too small to judge: the rule stays silent on it
-    assert byte_witness.shortfall(recorded["dram_read_bytes"], inputs, recorded["dram_write_bytes"], 4.0 * N,
+    assert byte_witness.shortfall(recorded.dram_read_bytes, inputs, recorded.dram_write_bytes, 4.0 * N,
                                   H100_L2) is None
     # and with the L2 made small enough for the rule to apply, it still holds
-    assert byte_witness.shortfall(recorded["dram_read_bytes"], inputs, None, None, H100_L2 // 64) is None
+    assert byte_witness.shortfall(recorded.dram_read_bytes, inputs, None, None, H100_L2 // 64) is None
 
 
 def test_reads_short_of_the_inputs_are_impossible_with_the_counts_named(recorded):
     must_read = 1.2 * 8.0 * N
-    why = byte_witness.shortfall(recorded["dram_read_bytes"], must_read, None, None, H100_L2 // 64)
+    why = byte_witness.shortfall(recorded.dram_read_bytes, must_read, None, None, H100_L2 // 64)
     assert why is not None and "read from DRAM" in why and "never read" in why
-    assert f"{100 * recorded['dram_read_bytes'] / must_read:.0f} %" in why
+    assert f"{100 * recorded.dram_read_bytes / must_read:.0f} %" in why
 
 
 def test_writes_are_owed_beyond_one_l2_only():

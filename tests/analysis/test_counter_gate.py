@@ -34,7 +34,7 @@ def compare(base: Path, new: Path, fail_on=DEFAULT_FAIL_ON):
 
 def test_the_recorded_file_has_both_fields_on_every_row():
     rows = results.load(WITH).rows
-    assert rows and all(r.ncu and not r.ncu.get("error") and r.sanitizer for r in rows)
+    assert rows and all(r.ncu and not r.ncu.error and r.sanitizer for r in rows)
 
 
 def test_a_file_against_itself_has_no_counter_change_and_no_new_finding():

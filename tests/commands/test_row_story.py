@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from gpuprof import results
+from gpuprof import results, row_parts
 from gpuprof.cli import app
 from gpuprof.commands import row_story
 from gpuprof.commands.sanitize import SanitizeResult, SanitizeRun, Skipped
@@ -37,13 +37,13 @@ def test_with_takes_ncu_and_sanitize_in_any_order_once_each():
 def test_the_ncu_summary_of_recorded_kernels_names_what_holds_each_back():
     rows = kernel_rows()
     naive = row_story.ncu_summary([rows["matmul_naive"]])
-    assert naive["top_stall"] == "lg_throttle" and naive["top_stall_pct"] > 90  # uncoalesced: the LSU queue
-    assert naive["registers"] == 32 and naive["kernels"] == 1
-    assert naive["duration_ns"] == rows["matmul_naive"].duration_ns
-    assert naive["instructions"] == rows["matmul_naive"].metrics["smsp__inst_executed.sum"]
+    assert naive.top_stall == "lg_throttle" and naive.top_stall_pct > 90  # uncoalesced: the LSU queue
+    assert naive.registers == 32 and naive.kernels == 1
+    assert naive.duration_ns == rows["matmul_naive"].duration_ns
+    assert naive.instructions == rows["matmul_naive"].metrics["smsp__inst_executed.sum"]
     warptile = row_story.ncu_summary([rows["matmul_warptile"]])
-    assert warptile["top_stall"] == "dispatch_stall" and warptile["occupancy_limiter"] == "registers+shared_mem"
-    assert warptile["flop"] == pytest.approx(2 * 4096**3, rel=1e-3)
+    assert warptile.top_stall == "dispatch_stall" and warptile.occupancy_limiter == "registers+shared_mem"
+    assert warptile.flop == pytest.approx(2 * 4096**3, rel=1e-3)
 
 
 @requires_ncu_report
@@ -51,12 +51,12 @@ def test_several_kernels_of_one_variant_are_summed_and_weighted_by_their_time():
     rows = kernel_rows()
     both = [rows["matmul_naive"], rows["matmul_tiled"]]
     summary = row_story.ncu_summary(both)
-    assert summary["kernels"] == 2
-    assert summary["duration_ns"] == pytest.approx(sum(r.duration_ns for r in both))
+    assert summary.kernels == 2
+    assert summary.duration_ns == pytest.approx(sum(r.duration_ns for r in both))
     weights = [r.duration_ns for r in both]
     expected = sum(r.sm_throughput_pct * w for r, w in zip(both, weights)) / sum(weights)
-    assert summary["sm_pct"] == pytest.approx(expected)
-    assert summary["registers"] == rows["matmul_naive"].registers_per_thread  # the longest launch's
+    assert summary.sm_pct == pytest.approx(expected)
+    assert summary.registers == rows["matmul_naive"].registers_per_thread  # the longest launch's
 
 
 def finding(tool: str, kind: str, file: str | None = None, line: int | None = None) -> SanitizerFinding:
@@ -66,16 +66,16 @@ def finding(tool: str, kind: str, file: str | None = None, line: int | None = No
 def test_the_sanitizer_verdict_is_clean_only_when_every_tool_that_ran_was():
     clean = [SanitizeResult("matmul/a", tool, error_count=0) for tool in ("memcheck", "initcheck")]
     summary = row_story.sanitizer_summary(clean, {"racecheck": "no shared memory"})
-    assert summary["verdict"] == "clean" and summary["findings"] == 0
-    assert summary["tools"] == {"memcheck": "clean", "initcheck": "clean", "racecheck": "skipped: no shared memory"}
+    assert summary.verdict == "clean" and summary.findings == 0
+    assert summary.tools == {"memcheck": "clean", "initcheck": "clean", "racecheck": "skipped: no shared memory"}
     found = clean + [SanitizeResult("matmul/a", "racecheck", findings=[finding("racecheck", "race", "a.cu", 12)],
                                     error_count=1, warning_count=0)]
     summary = row_story.sanitizer_summary(found, {})
-    assert summary["verdict"] == "findings" and summary["findings"] == 1
-    assert summary["first"] == "racecheck: race a.cu:12" and summary["tools"]["racecheck"] == "1 finding"
+    assert summary.verdict == "findings" and summary.findings == 1
+    assert summary.first == "racecheck: race a.cu:12" and summary.tools["racecheck"] == "1 finding"
     broken = [SanitizeResult("matmul/a", "memcheck", error="the tool timed out")]
-    assert row_story.sanitizer_summary(broken, {})["verdict"] == "not judged"
-    assert row_story.sanitizer_summary([], {"memcheck": "vendor"})["verdict"] == "not judged"
+    assert row_story.sanitizer_summary(broken, {}).verdict == "not judged"
+    assert row_story.sanitizer_summary([], {"memcheck": "vendor"}).verdict == "not judged"
 
 
 @requires_ncu_report
@@ -111,18 +111,20 @@ def test_attach_profiles_ok_rows_and_sanitizes_every_row_that_ran(monkeypatch, t
     assert "WarpStateStats" in asked["ncu"].sections
     assert asked["sanitize"].target.variants == f"{rows[0].variant},{rows[1].variant}"  # WRONG too: it ran
     assert asked["sanitize"].target.size is None  # the family's middle check size, as `gpuprof sanitize`
-    assert rows[0].ncu["top_stall"] == "mio_throttle" and rows[0].ncu["schema"] == row_story.NCU_SCHEMA
+    assert rows[0].ncu is not None and rows[0].ncu.top_stall == "mio_throttle"
+    assert rows[0].ncu.schema == row_parts.NCU_SCHEMA and rows[0].ncu.report == str(tmp_path / "r.ncu-rep")
     assert rows[1].ncu is None and rows[2].ncu is None and rows[2].sanitizer is None
-    assert rows[1].sanitizer["verdict"] == "clean" and rows[1].sanitizer["tools"]["racecheck"] == "skipped: vendor"
+    assert rows[1].sanitizer is not None and rows[1].sanitizer.verdict == "clean"
+    assert rows[1].sanitizer.tools["racecheck"] == "skipped: vendor" and rows[1].sanitizer.size
 
 
 def test_show_prints_the_ncu_and_sanitizer_fields_and_they_survive_a_save(tmp_path):
     document = json.loads(RESULTS.read_text())
     row = document["rows"][0]
-    row["ncu"] = {"schema": row_story.NCU_SCHEMA, "kernels": 1, "duration_ns": 2.5e6, "sm_pct": 75.5,
+    row["ncu"] = {"schema": row_parts.NCU_SCHEMA, "kernels": 1, "duration_ns": 2.5e6, "sm_pct": 75.5,
                   "memory_pct": 90.0, "achieved_occupancy_pct": 98.4, "occupancy_limiter": "registers",
                   "registers": 32, "dram_bytes": 4.8e7, "top_stall": "mio_throttle", "top_stall_pct": 62.6}
-    row["sanitizer"] = {"schema": row_story.SANITIZER_SCHEMA, "verdict": "findings", "findings": 2,
+    row["sanitizer"] = {"schema": row_parts.SANITIZER_SCHEMA, "verdict": "findings", "findings": 2,
                         "first": "racecheck: race smem.cu:40", "tools": {"racecheck": "2 findings"}}
     path = tmp_path / "with.json"
     path.write_text(json.dumps(document))
@@ -193,7 +195,7 @@ def test_a_row_that_read_less_than_its_inputs_is_impossible_and_an_honest_one_is
     for name, read in (("vectorized_atomic", 1.074e9), ("estimate", 1.01e9)):  # the 94 % estimator
         row = results.Row(family="reduce", variant=name, size=size, vendor=False,
                           check=results.CheckResult(status=results.OK))
-        row.ncu = {"dram_read_bytes": read, "dram_write_bytes": 0.0}
+        row.ncu = row_parts.NcuPart(dram_read_bytes=read, dram_write_bytes=0.0)
         rows.append(row)
     row_story.witness_bytes(rows, reduce)
     assert rows[0].check.status == results.OK

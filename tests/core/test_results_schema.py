@@ -14,6 +14,7 @@ from gpuprof import files, results
 from gpuprof.analysis.stats import summarize
 from gpuprof.errors import EnvironmentProblem, InputError
 from gpuprof.files import atomic_write_text
+from gpuprof.row_parts import Advice, Finding, HotLine, NcuPart, SanitizerPart
 from gpuprof.results import (
     CHECK_STATUSES,
     DERIVED_KEYS,
@@ -41,13 +42,36 @@ def timed(samples: list[float]) -> Timing:
                   sm_clock_mhz=[1980.0] * len(samples), note="L2 flushed")
 
 
+def full_ncu() -> NcuPart:
+    """A row's ncu part with every field set, the newer ones (levels, stalls, hot lines, advice) too."""
+    return NcuPart(kernels=2, duration_ns=1.2e6, sm_pct=41.5, memory_pct=88.0, dram_pct=86.0,
+                   achieved_occupancy_pct=62.0, occupancy_limiter="registers", registers=40, shared_mem_bytes=8192.0,
+                   dram_bytes=5.0e7, dram_read_bytes=3.4e7, dram_write_bytes=1.6e7,
+                   level_bytes={"l1": 2.1e8, "l2": 9.0e7, "dram": 5.0e7}, flop=2.0 * 4096 * 2048 * 512,
+                   instructions=3.0e6, limiter="dram", top_stall="long_scoreboard", top_stall_pct=55.0,
+                   stalls={"long_scoreboard": 55.0, "barrier": 30.0, "mio_throttle": 15.0},
+                   hot_lines=(HotLine("smem_tiled.cu", 40, 31.5, "acc += As[ty][k] * Bs[k][tx];",
+                                      {"mio_throttle": 60.0, "short_scoreboard": 40.0}),),
+                   advice=(Advice("UncoalescedGlobalAccess", "This kernel has uncoalesced global accesses.", 37.5),
+                           Advice("LaunchConfiguration", "The grid is small.", None, "WRN")),
+                   report="gpuprof-with/ncu/matmul_1_variants.ncu-rep")
+
+
+def full_sanitizer() -> SanitizerPart:
+    return SanitizerPart(verdict="findings", findings=2, first="racecheck: hazard smem_tiled.cu:40",
+                         tools={"memcheck": "clean", "racecheck": "2 findings"}, size={"m": 127, "n": 129, "k": 65},
+                         found=(Finding("racecheck", "hazard", "smem_tiled(float*)", "smem_tiled.cu", 40,
+                                        "As[ty][tx] = A[i];", "Error: Race reported between Write access"),
+                                Finding("racecheck", "hazard", "smem_tiled(float*)")))
+
+
 def sample_results() -> Results:
     ok = Row(family="matmul", variant="smem_tiled", size={"m": 4096, "n": 2048, "k": 512}, vendor=False,
              check=CheckResult(status=OK, max_rel_error=3.1e-7, tolerance=1e-4,
                                sizes_checked=[{"m": 127, "n": 129, "k": 65}], reasons=[]),
              timing=timed([1.2e-3, 1.1e-3, 1.3e-3, 1.15e-3]), flop=2.0 * 4096 * 2048 * 512,
              bytes=4.0 * (4096 * 512 + 512 * 2048 + 4096 * 2048), technique="smem tiles",
-             ncu={"registers": 40}, sanitizer={"memcheck": 0})
+             ncu=full_ncu(), sanitizer=full_sanitizer())
     wrong = Row(family="matmul", variant="naive", size={"m": 4096, "n": 2048, "k": 512}, vendor=False,
                 check=CheckResult(status=WRONG, max_rel_error=math.nan, tolerance=1e-4,
                                   reasons=["NaN in output (poisoned element never written)"]))

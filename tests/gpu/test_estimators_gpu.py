@@ -43,7 +43,7 @@ def test_an_estimator_that_spares_needles_is_impossible_by_its_dram_reads(tmp_pa
                 "--with-out", str(tmp_path / "story"))
     assert done.returncode == 1, done.stdout + done.stderr
     rows = {r.variant: r for r in results.load(out).rows}
-    seen = {name: (r.check.status, r.check.reasons, (r.ncu or {}).get("dram_read_bytes")) for name, r in rows.items()}
+    seen = {name: (r.check.status, r.check.reasons, r.ncu and r.ncu.dram_read_bytes) for name, r in rows.items()}
     assert rows["needle_aware"].check.status == results.IMPOSSIBLE, seen
     assert any("read from DRAM" in reason for reason in rows["needle_aware"].check.reasons)
     for name in ("vectorized_atomic", "cub"):

@@ -32,15 +32,15 @@ def test_run_with_ncu_and_sanitize_fills_every_row(tmp_path):
     rows = {r.variant: r for r in results.load(out).rows}
     for name in ("grid", "torch"):
         ncu = rows[name].ncu
-        assert ncu is not None and not ncu.get("error"), (name, ncu)
+        assert ncu is not None and not ncu.error, (name, ncu)
         # DRAM bytes: at least the reads (8 bytes an element); written lines may still sit in the 50 MB L2 at the end
-        assert ncu["duration_ns"] > 0 and ncu["dram_bytes"] > 8 * 2**22 and ncu["top_stall"]
-        assert rows[name].sanitizer is not None and rows[name].sanitizer["verdict"] == "clean", rows[name].sanitizer
+        assert ncu.duration_ns and ncu.dram_bytes and ncu.dram_bytes > 8 * 2**22 and ncu.top_stall
+        assert rows[name].sanitizer is not None and rows[name].sanitizer.verdict == "clean", rows[name].sanitizer
     wrong = rows["vecadd_wrong"]
     assert wrong.check.status == results.WRONG
     assert wrong.ncu is None and wrong.sanitizer is not None  # not profiled, but sanitized: it ran
     oob = rows["oob_write"].sanitizer
-    assert oob is not None and oob["verdict"] == "findings" and "memcheck" in (oob["first"] or ""), oob
+    assert oob is not None and oob.verdict == "findings" and "memcheck" in (oob.first or ""), oob
     assert "why and how safe (--with)" in done.stdout
     shown = gpuprof("show", str(out))
     assert "why and how safe (--with)" in shown.stdout and "clean" in shown.stdout

@@ -16,6 +16,7 @@ from gpuprof import results
 from gpuprof.cli import app
 from gpuprof.commands.report import ReportRequest, execute
 from gpuprof.render.report_html import page, sanitizer_verdict
+from gpuprof.row_parts import NcuPart, SanitizerPart
 
 pytest.importorskip("matplotlib")
 
@@ -89,21 +90,24 @@ def test_geomeans_of_the_recorded_matmul_ladder(fixtures_dir):
 
 def test_ncu_and_sanitizer_columns_only_when_rows_have_them(fixtures_dir, tmp_path):
     loaded = results.load(fixtures_dir / "results" / "smoke_a.json")
-    ncu = {"limiter": "dram", "registers": 32, "spills": 0}
-    rows = [replace(r, ncu=ncu, sanitizer={"findings": [], "tools": ["memcheck"]}) if r.variant == "grid" else r
-            for r in loaded.rows]
+    ncu = NcuPart(limiter="dram", registers=32, top_stall="long_scoreboard", top_stall_pct=71.0)
+    clean = SanitizerPart(verdict="clean", tools={"memcheck": "clean", "racecheck": "skipped: no shared memory"})
+    rows = [replace(r, ncu=ncu, sanitizer=clean) if r.variant == "grid" else r for r in loaded.rows]
     path = tmp_path / "with_ncu.json"
     results.save(replace(loaded, rows=rows), path)
     text = page(execute(ReportRequest(path)))
-    assert text.count("ncu: why") == 1 and "limiter: dram; registers: 32; spills: 0" in text
+    assert text.count("ncu: why") == 1 and "limiter: dram; top stall: long_scoreboard 71 %; registers: 32" in text
     assert text.count("<th class=\"\">sanitizer</th>") == 1 and ">clean<" in text
     plain = page(execute(ReportRequest(fixtures_dir / "results" / "smoke_a.json")))
     assert "ncu: why" not in plain and "sanitizer</th>" not in plain
 
 
 def test_sanitizer_verdicts():
-    assert "clean" in sanitizer_verdict({"findings": []})
-    assert "2 findings" in sanitizer_verdict({"findings": [{"tool": "memcheck", "kernel": "k"}, "x"]})
+    assert ">clean<" in sanitizer_verdict(SanitizerPart(verdict="clean", tools={"memcheck": "clean"}))
+    found = sanitizer_verdict(SanitizerPart(verdict="findings", findings=2, first="memcheck: oob <a.cu>:3"))
+    assert "2 findings" in found and "&lt;a.cu&gt;:3" in found
+    unjudged = sanitizer_verdict(SanitizerPart(tools={"memcheck": "not judged: the tool timed out"}))
+    assert "not judged" in unjudged and "memcheck: the tool timed out" in unjudged
     assert sanitizer_verdict(None) == ""
 
 
