@@ -31,7 +31,7 @@ def kernel_record(label: str, part: NcuPart, peak_flops: float | None) -> NcuKer
     if part.level_bytes and duration:
         levels = RooflineLevels(traffic={_LEVEL_NAMES[k]: v / (duration * 1e-9)
                                          for k, v in part.level_bytes.items() if k in _LEVEL_NAMES})
-    metrics = {ladder.INSTRUCTIONS: part.instructions} if part.instructions is not None else {}
+    metrics: dict[str, float | str] = {ladder.INSTRUCTIONS: part.instructions} if part.instructions is not None else {}
     return NcuKernelRow(id=0, kernel_name=label, demangled_name=label, duration_ns=duration,
                         sm_throughput_pct=part.sm_pct, memory_throughput_pct=part.memory_pct,
                         dram_throughput_pct=part.dram_pct, achieved_occupancy_pct=part.achieved_occupancy_pct,

@@ -16,14 +16,30 @@ from gpuprof.analysis.ceilings import Ceilings
 from gpuprof.analysis.ladder import Rung
 from gpuprof.analysis.tables import Table
 from gpuprof.render import units
-from gpuprof.render.page_svg import (AXIS, BEST_COLOUR, CEILING_COLOUR, FAILED_COLOUR, MUTED, RUNG_COLOUR,
-                                     VENDOR_COLOUR, WARN_COLOUR, Scale, e, linear_ticks, number, plot_group,
-                                     svg_open, text, x_grid)
-from gpuprof.results import OK, Row
+from gpuprof.render.page_svg import (
+    AXIS,
+    BEST_COLOUR,
+    CEILING_COLOUR,
+    FAILED_COLOUR,
+    MUTED,
+    RUNG_COLOUR,
+    VENDOR_COLOUR,
+    WARN_COLOUR,
+    Scale,
+    e,
+    linear_ticks,
+    number,
+    plot_group,
+    svg_open,
+    text,
+    x_grid,
+)
+from gpuprof.results import OK, Row, size_label
 from gpuprof.row_parts import NcuPart
 
 WIDTH, LABEL, BARS, TOP = 1180, 170, 470, 46  # px: the chart, the name column, the bar area, above the rungs
 ROW = 40  # a rung: its bar, then its step in words
+LABEL_CHAR_PX = 6.0  # width of a character of an 11 px name, to keep names apart
 OFF_SCALE = 1.6  # a reference line beyond this many times the fastest rung is marked at the edge instead
 
 
@@ -104,7 +120,7 @@ def ladder_svg(table: Table, explained: dict[str, Step], ceilings: Ceilings | No
     height = head + ROW * len(rungs) + 44
     x = Scale(0.0, max([fastest, *shown]) * 1.04, LABEL, LABEL + BARS)
     y = Scale(0.0, 1.0, head + ROW * len(rungs), head - 6)
-    sizes = ", ".join(sorted({units_size(r) for r in table.rows}))
+    sizes = size_label(main_size(table))
     title = f"{table.family.name} ladder at {sizes}: {unit} per rung (median; bar ends: p25–p75 of the samples)"
     parts = [svg_open(WIDTH, height, title, "ladder"), text(4, 16, title, font_weight=600, font_size=13),
              plot_group(x, y), x_grid(x, y, linear_ticks(x.hi), f"{unit} (median), linear axis from 0")]
@@ -115,10 +131,11 @@ def ladder_svg(table: Table, explained: dict[str, Step], ceilings: Ceilings | No
     return "".join(parts)
 
 
-def units_size(row: Row) -> str:
-    from gpuprof.results import size_label
-
-    return size_label(row.size)
+def main_size(table: Table) -> dict[str, int]:
+    """The size most of the table's rows ran at (a capped slow variant ran smaller)."""
+    labels = [size_label(r.size) for r in table.rows]
+    common = max(set(labels), key=labels.count)
+    return table.rows[labels.index(common)].size
 
 
 def _ceiling(table: Table, ceilings: Ceilings | None) -> tuple[str, float] | None:
@@ -133,14 +150,14 @@ def _ceiling(table: Table, ceilings: Ceilings | None) -> tuple[str, float] | Non
 
 def _rung(row: Row, top: float, x: Scale, unit: str, scale: float, best: bool, table: Table,
           step: Step | None) -> str:
-    name = text(LABEL - 8, top + 14, row.variant, "end", font_weight=600 if best else 400)
+    capped = f" ({size_label(row.size)})" if row.size != main_size(table) else ""
+    name = text(LABEL - 8, top + 14, row.variant + capped, "end", font_weight=600 if best else 400)
     rate = row.derived.rate / scale if row.derived and row.derived.rate else None
     out = [f'<g class="rung" data-row="{e(row.id)}">', name]
     if rate is None:
         status = row.check.status.upper() if row.check.status != OK else "not timed"
         why = "; ".join(row.check.reasons)[:120]
-        out.append(text(LABEL + 4, top + 14, f"{status}" + (f": {why}" if why else ""), fill=FAILED_COLOUR,
-                        font_weight=700))
+        out.append(text(LABEL + 4, top + 14, status + (f": {why}" if why else ""), fill=FAILED_COLOUR, font_weight=700))
     else:
         colour = BEST_COLOUR if best else RUNG_COLOUR
         summary = row.timing.summary if row.timing else None
@@ -154,13 +171,15 @@ def _rung(row: Row, top: float, x: Scale, unit: str, scale: float, best: bool, t
             lo, hi = x(spread[0] / scale), x(spread[1] / scale)
             out.append(f'<g class="errorbar" stroke="#111" stroke-width="1.3" data-low="{spread[0] / scale!r}" '
                        f'data-high="{spread[1] / scale!r}"><line x1="{lo:.1f}" x2="{hi:.1f}" y1="{top + 11:.1f}" '
-                       f'y2="{top + 11:.1f}"/><line x1="{lo:.1f}" x2="{lo:.1f}" y1="{top + 6:.1f}" y2="{top + 16:.1f}"/>'
+                       f'y2="{top + 11:.1f}"/>'
+                       f'<line x1="{lo:.1f}" x2="{lo:.1f}" y1="{top + 6:.1f}" y2="{top + 16:.1f}"/>'
                        f'<line x1="{hi:.1f}" x2="{hi:.1f}" y1="{top + 6:.1f}" y2="{top + 16:.1f}"/></g>')
         out.append(_numbers(row, rate, unit, table, top))
     if step is not None:
         words = step.words if len(step.words) <= 150 else step.words[:149] + "…"
         out.append(text(LABEL + 4, top + 32, words, fill=MUTED if step.source == "technique" else AXIS,
-                        font_size=11, css=f"step {step.source}"))
+                        font_size=11, css=f"step {step.source}", paint_order="stroke", stroke="white",
+                        stroke_width=3))
     out.append("</g>")
     return "".join(out)
 
@@ -187,24 +206,27 @@ def _numbers(row: Row, rate: float, unit: str, table: Table, top: float) -> str:
 
 def _references(references: list[tuple[str, float, str, str]], x: Scale, y: Scale, fastest: float,
                 unit: str) -> list[str]:
-    """Vertical lines across the rungs, named above the plot; a line far beyond the fastest rung is an
-    arrow at the right edge with its value."""
+    """Vertical lines across the rungs, named above the plot (names that would overlap stacked upwards);
+    a line far beyond the fastest rung is an arrow at the right edge with its value."""
     out = []
-    names_at: list[float] = []
+    taken: list[list[tuple[float, float]]] = []  # per level above the plot, the x spans of names there
     for name, value, colour, row_id in sorted(references, key=lambda ref: ref[1]):
-        label = f"{name} {number(value)} {unit}"
+        off = value > fastest * OFF_SCALE
+        label = f"{name} {number(value)} {unit}" + (" →" if off else "")
+        px = x.end if off else x(value)
+        width = LABEL_CHAR_PX * len(label)
+        span = (px - width, px) if off else (px - width / 2, px + width / 2)
+        level = next((i for i, spans in enumerate(taken) if all(span[1] + 6 < a or span[0] - 6 > b
+                                                                  for a, b in spans)), len(taken))
+        if level == len(taken):
+            taken.append([])
+        taken[level].append(span)
         data = f' data-row="{e(row_id)}"' if row_id else ""
-        if value > fastest * OFF_SCALE:
-            out.append(f'<g class="reference off-scale"{data} data-rate="{value!r}">'
-                       + text(x.end, y.end - 4 - 12 * len([n for n in names_at if n > x.end - 5]), f"{label} →",
-                              "end", fill=colour, font_size=11) + "</g>")
-            names_at.append(x.end)
+        words = text(px, y.end - 6 - 13 * level, label, "end" if off else "middle", fill=colour, font_size=11)
+        if off:
+            out.append(f'<g class="reference off-scale"{data} data-rate="{value!r}">{words}</g>')
             continue
-        px = x(value)
-        stack = len([n for n in names_at if abs(n - px) < 150])
         out.append(f'<g class="reference"{data} data-rate="{value!r}"><line x1="{px:.1f}" x2="{px:.1f}" '
                    f'y1="{y.end - 2:.1f}" y2="{y.start:.1f}" stroke="{colour}" stroke-width="1.6" '
-                   f'stroke-dasharray="5 3"><title>{e(label)}</title></line>'
-                   + text(px, y.end - 6 - 12 * stack, label, "middle", fill=colour, font_size=11) + "</g>")
-        names_at.append(px)
+                   f'stroke-dasharray="5 3"><title>{e(label)}</title></line>{words}</g>')
     return out

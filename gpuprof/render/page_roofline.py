@@ -17,8 +17,23 @@ from dataclasses import dataclass
 
 from gpuprof.analysis.ceilings import FLOP_NAMES, Ceilings
 from gpuprof.render.label_layout import spread
-from gpuprof.render.page_svg import (CEILING_COLOUR, LINE_COLOURS, MUTED, RUNG_COLOUR, VENDOR_COLOUR, Scale, e,
-                                     linear_ticks, log_ticks, number, plot_group, svg_open, text, x_grid, y_grid)
+from gpuprof.render.page_svg import (
+    CEILING_COLOUR,
+    LINE_COLOURS,
+    MUTED,
+    RUNG_COLOUR,
+    VENDOR_COLOUR,
+    Scale,
+    e,
+    linear_ticks,
+    log_ticks,
+    number,
+    plot_group,
+    svg_open,
+    text,
+    x_grid,
+    y_grid,
+)
 from gpuprof.results import OK, Row
 from gpuprof.row_parts import NcuPart
 
@@ -86,17 +101,17 @@ def flop_svg(family: str, rows: list[Row], ceilings: Ceilings | None,
     near = [r for r in ridges if min(xs) / 100 <= r <= max(xs) * 100]
     x = Scale(min(xs + near) / 4, max(xs + near) * 4, LEFT, RIGHT, log=True)
     tops = [p.flops for p in points] + [min(peak, x.hi * (bandwidth or math.inf)) for peak in peaks.values()]
-    y = Scale(min(p.flops for p in points) / 4, max(tops) * 2.2, BOTTOM, TOP, log=True)
+    y = Scale(min(p.flops for p in points) / 1e12 / 4, max(tops) / 1e12 * 2.2, BOTTOM, TOP, log=True)
     how = ("placed by measured bytes (ncu) for " + ", ".join(measured) if measured else "") + \
         ("; " if measured and modelled else "") + \
         (f"placed by {family}'s model (FLOP over the bytes each element must move) for " + ", ".join(modelled)
          if modelled else "")
-    title = f"{family} roofline: achieved FLOP/s against FLOP per byte, {how}"
+    title = f"{family} roofline: achieved TFLOP/s against FLOP per byte, {how}"
     out = [svg_open(WIDTH, HEIGHT, title, "roofline"), text(4, 16, f"{family} roofline", font_weight=600,
                                                              font_size=13),
            text(4, 32, _short(how, 150), fill=MUTED, font_size=11, css="placement"),
            plot_group(x, y), x_grid(x, y, log_ticks(x.lo, x.hi), "FLOP per byte (log)"),
-           y_grid(x, y, log_ticks(y.lo, y.hi), "achieved FLOP/s (median, log)")]
+           y_grid(x, y, log_ticks(y.lo, y.hi), "achieved TFLOP/s (median, log)")]
     out.append(f'<clipPath id="clip-{e(_id(family))}"><rect x="{LEFT}" y="{TOP}" width="{RIGHT - LEFT}" '
                f'height="{BOTTOM - TOP}"/></clipPath><g clip-path="url(#clip-{e(_id(family))})">')
     binds = _bindings(points, peaks, bandwidth)
@@ -110,7 +125,8 @@ def flop_svg(family: str, rows: list[Row], ceilings: Ceilings | None,
         legend.append((f"DRAM {number(bandwidth / 1e12)} TB/s", "#111",
                        any(binds.get(("DRAM", q)) for q in peaks)))
     out.append("</g>")
-    colours = {r.id: LINE_COLOURS[i % len(LINE_COLOURS)] for i, r in enumerate(rows)}
+    variants = list(dict.fromkeys(r.variant for r in rows))  # one colour per variant, at every size
+    colours = {r.id: LINE_COLOURS[variants.index(r.variant) % len(LINE_COLOURS)] for r in rows}
     out += _points(points, x, y, colours, peaks, bandwidth)
     out += _labels(points, x, y, colours)
     out.append("</g>")
@@ -135,7 +151,10 @@ def _bound(intensity: float, peak: float, bandwidth: float | None) -> str:
     return "DRAM" if bandwidth and intensity * bandwidth < peak else "compute"
 
 
-def _bindings(points: list[Point], peaks: dict[str, float], bandwidth: float | None) -> dict[tuple[str, str], list[str]]:
+Bindings = dict[tuple[str, str], list[str]]  # ("DRAM" or "compute", precision) -> the variants that roof binds
+
+
+def _bindings(points: list[Point], peaks: dict[str, float], bandwidth: float | None) -> Bindings:
     """Which roof binds each row, at its DRAM (or model) point: {("DRAM"|"compute", precision): variants}."""
     out: dict[tuple[str, str], list[str]] = {}
     for p in points:
@@ -147,21 +166,23 @@ def _bindings(points: list[Point], peaks: dict[str, float], bandwidth: float | N
 
 
 def _roof(x: Scale, y: Scale, precision: str, peak: float, bandwidth: float | None, colour: str,
-          binds: dict[tuple[str, str], list[str]]) -> list[str]:
+          binds: Bindings) -> list[str]:
     """The memory slope up to the ridge and the flat compute roof after it; the part binding a row bold."""
     ridge = peak / bandwidth if bandwidth else x.lo
     out = []
     if bandwidth and ridge > x.lo:
         end = min(ridge, x.hi)
         who = binds.get(("DRAM", precision), [])
-        out.append(f'<line class="roof memory{" binding" if who else ""}" x1="{x(x.lo):.1f}" y1="{y(x.lo * bandwidth):.1f}" '
-                   f'x2="{x(end):.1f}" y2="{y(end * bandwidth):.1f}" stroke="{colour}" '
+        css = "roof memory binding" if who else "roof memory"
+        out.append(f'<line class="{css}" x1="{x(x.lo):.1f}" y1="{y(x.lo * bandwidth / 1e12):.1f}" '
+                   f'x2="{x(end):.1f}" y2="{y(end * bandwidth / 1e12):.1f}" stroke="{colour}" '
                    f'stroke-width="{BINDING if who else ROOF}"><title>{e(_roof_title("DRAM", who))}</title></line>')
     if ridge < x.hi:
         start = max(ridge, x.lo)
         who = binds.get(("compute", precision), [])
-        out.append(f'<line class="roof compute{" binding" if who else ""}" x1="{x(start):.1f}" y1="{y(peak):.1f}" '
-                   f'x2="{x(x.hi):.1f}" y2="{y(peak):.1f}" stroke="{colour}" '
+        css = "roof compute binding" if who else "roof compute"
+        out.append(f'<line class="{css}" x1="{x(start):.1f}" y1="{y(peak / 1e12):.1f}" '
+                   f'x2="{x(x.hi):.1f}" y2="{y(peak / 1e12):.1f}" stroke="{colour}" '
                    f'stroke-width="{BINDING if who else ROOF}"><title>'
                    f'{e(_roof_title(precision_name(precision) + " compute", who))}</title></line>')
     return out
@@ -183,11 +204,11 @@ def _points(points: list[Point], x: Scale, y: Scale, colours: dict[str, str], pe
     for row_points in by_row.values():  # a row's levels, joined at its height
         if len(row_points) > 1:
             xs = sorted(x(p.intensity) for p in row_points)
-            out.append(f'<line x1="{xs[0]:.1f}" x2="{xs[-1]:.1f}" y1="{y(row_points[0].flops):.1f}" '
-                       f'y2="{y(row_points[0].flops):.1f}" stroke="{colours[row_points[0].row.id]}" '
+            out.append(f'<line x1="{xs[0]:.1f}" x2="{xs[-1]:.1f}" y1="{y(row_points[0].flops / 1e12):.1f}" '
+                       f'y2="{y(row_points[0].flops / 1e12):.1f}" stroke="{colours[row_points[0].row.id]}" '
                        f'stroke-dasharray="3 3" stroke-width="1"/>')
     for p in points:
-        px, py, colour = x(p.intensity), y(p.flops), colours[p.row.id]
+        px, py, colour = x(p.intensity), y(p.flops / 1e12), colours[p.row.id]
         peak = peaks.get(p.row.precision) or peaks.get("fp32")
         hover = _hover(p, peak, bandwidth)
         data = (f'class="point {p.level}" data-row="{e(p.row.id)}" data-level="{p.level}" '
@@ -224,11 +245,16 @@ def _median(row: Row) -> float:
 
 
 def _labels(points: list[Point], x: Scale, y: Scale, colours: dict[str, str]) -> list[str]:
-    """One label per row, beside its DRAM (or model) point, pushed apart (label_layout.spread)."""
-    anchors_of = [p for p in points if p.level in ("dram", "model")]
+    """One label per variant, beside its fastest DRAM (or model) point (its other sizes share its colour),
+    pushed apart (label_layout.spread)."""
+    fastest: dict[str, Point] = {}
+    for p in points:
+        if p.level in ("dram", "model") and (p.row.variant not in fastest or p.flops > fastest[p.row.variant].flops):
+            fastest[p.row.variant] = p
+    anchors_of = list(fastest.values())
     names = [p.row.variant + (" (vendor)" if p.row.vendor else "") for p in anchors_of]
     # spread works with y growing upwards: flip the SVG's y
-    anchors = [(x(p.intensity), -y(p.flops)) for p in anchors_of]
+    anchors = [(x(p.intensity), -y(p.flops / 1e12)) for p in anchors_of]
     sizes = [(CHAR_PX * len(n) + 4, 13.0) for n in names]
     area = (float(LEFT), float(-BOTTOM), float(RIGHT), float(-TOP))
     offsets = spread(anchors, sizes, area, [(8.0, 2.0)] * len(anchors))
@@ -245,8 +271,7 @@ def _labels(points: list[Point], x: Scale, y: Scale, colours: dict[str, str]) ->
 
 def _legend(roofs: list[tuple[str, str, bool]], points: list[Point], ceilings: Ceilings | None) -> list[str]:
     x0, y0 = RIGHT + 24, TOP + 6
-    out = [text(x0, y0, "roofs" + (f" ({_short(ceilings.source, 40)})" if ceilings else ""), font_weight=600,
-                font_size=11.5)]
+    out = [text(x0, y0, "roofs", font_weight=600, font_size=11.5)]
     row = y0 + 18
     for words, colour, binding in roofs:
         out.append(f'<line x1="{x0:.1f}" x2="{x0 + 26:.1f}" y1="{row - 4:.1f}" y2="{row - 4:.1f}" stroke="{colour}" '
@@ -267,6 +292,8 @@ def _legend(roofs: list[tuple[str, str, bool]], points: list[Point], ceilings: C
         row += 16
     if any(p.level in ("l2", "l1") for p in points):
         out.append(text(x0, row + 4, "L1/L2 roofs: not in the results file", fill=MUTED, font_size=10.5))
+    if ceilings is not None:
+        out.append(text(x0, HEIGHT - 42, _short(f"roofs: {ceilings.source}", 46), fill=MUTED, font_size=10.5))
     out.append(text(x0, HEIGHT - 28, "bold: the roof that binds a row", fill=MUTED, font_size=10.5))
     out.append(text(x0, HEIGHT - 14, "hover a point for its numbers", fill=MUTED, font_size=10.5))
     return out
@@ -303,7 +330,8 @@ def bandwidth_svg(family: str, rows: list[Row], ceilings: Ceilings | None, kind:
         out.append(text(182, top + 15, r.variant + (" (vendor)" if r.vendor else ""), "end"))
         out.append(f'<rect class="bar" data-row="{e(r.id)}" x="{x.start:.1f}" y="{top + 4:.1f}" '
                    f'width="{max(1.0, x(rate) - x.start):.1f}" height="15" '
-                   f'fill="{VENDOR_COLOUR if r.vendor else RUNG_COLOUR}"><title>{e(f"{r.variant}: {rate:,.1f} GB/s{share}")}'
+                   f'fill="{VENDOR_COLOUR if r.vendor else RUNG_COLOUR}">'
+                   f'<title>{e(f"{r.variant}: {rate:,.1f} GB/s{share}")}'
                    f'</title></rect>')
         out.append(text(x.end + 12, top + 16, f"{number(rate)} GB/s{share}", font_size=11))
     if roof:

@@ -12,6 +12,8 @@ import html
 import math
 from dataclasses import dataclass
 
+from gpuprof.render.safe_text import visible
+
 FONT = 'font-family="system-ui,-apple-system,Segoe UI,Roboto,sans-serif"'
 GRID, AXIS, MUTED = "#e4e7eb", "#57606a", "#6e7781"
 RUNG_COLOUR, BEST_COLOUR, VENDOR_COLOUR, FAILED_COLOUR = "#4c78a8", "#1f4e79", "#6e7781", "#c62828"
@@ -21,7 +23,8 @@ LINE_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e377c2"
 
 
 def e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    """Text for HTML or SVG: controls and bidi characters made visible (safe_text), then escaped."""
+    return html.escape(visible(str(text), newlines=False), quote=True)
 
 
 def svg_open(width: float, height: float, title: str, css_class: str = "") -> str:
@@ -51,7 +54,10 @@ def linear_ticks(top: float, ticks: int = 6) -> list[float]:
 
 
 def log_ticks(lo: float, hi: float) -> list[float]:
-    return [10.0 ** p for p in range(math.ceil(math.log10(lo) - 1e-9), math.floor(math.log10(hi) + 1e-9) + 1)]
+    """Powers of ten in [lo, hi]; with 2 and 5 times them too where the range spans under two decades."""
+    steps = (1, 2, 5) if math.log10(hi / lo) < 2 else (1,)
+    return [m * 10.0 ** p for p in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1) for m in steps
+            if lo <= m * 10.0 ** p <= hi]
 
 
 def number(value: float) -> str:
@@ -121,21 +127,3 @@ def y_grid(x: Scale, y: Scale, values: list[float], label: str) -> str:
     out.append(f'<text x="{x.start - 46:.1f}" y="{mid:.1f}" text-anchor="middle" fill="{AXIS}" font-size="11.5" '
                f'transform="rotate(-90 {x.start - 46:.1f} {mid:.1f})">{e(label)}</text>')
     return "".join(out)
-
-
-def place_labels(wanted: list[float], height: float, low: float, high: float) -> list[float]:
-    """Label baselines near the wanted y pixels, at least `height` apart, kept in [low, high]: labels
-    of points at almost the same height are spread apart instead of printed over each other."""
-    order = sorted(range(len(wanted)), key=lambda i: wanted[i])
-    placed = [0.0] * len(wanted)
-    previous = low - height
-    for i in order:
-        placed[i] = max(wanted[i], previous + height)
-        previous = placed[i]
-    overflow = previous - high
-    if overflow > 0:  # shift the whole stack back up, keeping the spacing
-        for i in order:
-            placed[i] -= overflow
-        for a, b in zip(order, order[1:]):
-            placed[b] = max(placed[b], placed[a] + height)
-    return placed

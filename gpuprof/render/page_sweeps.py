@@ -8,14 +8,27 @@ from __future__ import annotations
 
 import math
 
-from gpuprof.render.charts import sweep_groups
+from gpuprof.render.charts import SWEEP_LABEL, sweep_groups
 from gpuprof.render.page_ladder import rate_unit
-from gpuprof.render.page_svg import (LINE_COLOURS, MUTED, RUNG_COLOUR, VENDOR_COLOUR, Scale, e, linear_ticks,
-                                     number, plot_group, svg_open, text, y_grid)
+from gpuprof.render.page_svg import (
+    LINE_COLOURS,
+    MUTED,
+    RUNG_COLOUR,
+    VENDOR_COLOUR,
+    Scale,
+    e,
+    linear_ticks,
+    number,
+    plot_group,
+    svg_open,
+    text,
+    y_grid,
+)
 from gpuprof.results import OK, Row, size_label
 
 WIDTH, HEIGHT = 1000, 400
 LEFT, RIGHT, TOP, BOTTOM = 80, 690, 40, 330
+PAD = 50  # px between the axis ends and the first and last size
 
 
 def _rate(row: Row) -> float | None:
@@ -26,7 +39,7 @@ def size_lines(family: str, rows: list[Row]) -> str:
     """Rate against size for the variants with a rate at two or more sizes; "" where none has."""
     by_variant: dict[str, dict[str, Row]] = {}
     for r in rows:
-        if _rate(r) is not None and not r.defines:
+        if _rate(r) is not None and not SWEEP_LABEL.match(r.variant):
             by_variant.setdefault(r.variant, {})[size_label(r.size)] = r
     lines = {v: sizes for v, sizes in by_variant.items() if len(sizes) >= 2}
     if not lines:
@@ -36,8 +49,8 @@ def size_lines(family: str, rows: list[Row]) -> str:
     # Sizes in order of the work they hold (product of the dimensions), one column each.
     sizes = sorted({s for sizes in lines.values() for s in sizes},
                    key=lambda s: (_work(next(r for v in lines.values() for k, r in v.items() if k == s)), s))
-    step = (RIGHT - LEFT) / max(len(sizes) - 1, 1)
-    column = {s: LEFT + (step * i if len(sizes) > 1 else (RIGHT - LEFT) / 2) for i, s in enumerate(sizes)}
+    step = (RIGHT - LEFT - 2 * PAD) / max(len(sizes) - 1, 1)
+    column = {s: LEFT + PAD + step * i for i, s in enumerate(sizes)}
     top = max((_rate(r) or 0.0) / scale for v in lines.values() for r in v.values())
     y = Scale(0.0, top * 1.12, BOTTOM, TOP)
     x = Scale(0.0, float(max(len(sizes) - 1, 1)), LEFT, RIGHT)
