@@ -32,10 +32,6 @@ CHARS_PER_INCH = 11  # at 10 pt a wrapped title stays inside the figure
 SWEEP_LABEL = re.compile(r"^(?P<base>.*?)\[(?P<defines>[^\]]*)\]$")
 
 
-NO_MATPLOTLIB = ("rooflines and sweep charts left out: matplotlib is not installed (pip install 'gpuprof[plot]'); "
-                 "the ladders are drawn without it and every figure is in the tables")
-
-
 def available() -> bool:
     """Whether matplotlib can be imported here (the charts need it; the report's tables do not)."""
     try:

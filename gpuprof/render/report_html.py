@@ -257,7 +257,10 @@ def _family_section(story: StoryReport, family: str, tables: list[Table], anchor
 
 def _no_ladder(table: Table) -> str:
     statuses: dict[str, int] = {}
-    for r in table.rows:
+    rungs = [r for r in table.rows if not r.vendor]
+    if not rungs:
+        return "<p class=\"empty\">No ladder: this table holds only vendor rows.</p>"
+    for r in rungs:
         status = r.check.status.upper() if r.check.status != OK else "not timed"
         statuses[status] = statuses.get(status, 0) + 1
     said = ", ".join(f"{n} {status}" for status, n in statuses.items())
