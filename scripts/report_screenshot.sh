@@ -47,6 +47,7 @@ bottom = image.height
 pixels = image.load()
 while bottom > 1 and all(pixels[x, bottom - 1] == background for x in range(0, image.width, 4)):
     bottom -= 1
-image.crop((0, 0, image.width, min(image.height, bottom + 24))).save(path, optimize=True)
+picture = image.crop((0, 0, image.width, min(image.height, bottom + 24)))
+picture.quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(path, optimize=True)  # a page has few colours
 EOF
 echo "wrote $out"

@@ -150,8 +150,8 @@ def _ceiling(table: Table, ceilings: Ceilings | None) -> tuple[str, float] | Non
 
 def _rung(row: Row, top: float, x: Scale, unit: str, scale: float, best: bool, table: Table,
           step: Step | None) -> str:
-    capped = f" ({size_label(row.size)})" if row.size != main_size(table) else ""
-    name = text(LABEL - 8, top + 14, row.variant + capped, "end", font_weight=600 if best else 400)
+    capped = f"at {size_label(row.size)} (its size is capped) · " if row.size != main_size(table) else ""
+    name = text(LABEL - 8, top + 14, row.variant, "end", font_weight=600 if best else 400)
     rate = row.derived.rate / scale if row.derived and row.derived.rate else None
     out = [f'<g class="rung" data-row="{e(row.id)}">', name]
     if rate is None:
@@ -175,10 +175,12 @@ def _rung(row: Row, top: float, x: Scale, unit: str, scale: float, best: bool, t
                        f'<line x1="{lo:.1f}" x2="{lo:.1f}" y1="{top + 6:.1f}" y2="{top + 16:.1f}"/>'
                        f'<line x1="{hi:.1f}" x2="{hi:.1f}" y1="{top + 6:.1f}" y2="{top + 16:.1f}"/></g>')
         out.append(_numbers(row, rate, unit, table, top))
-    if step is not None:
-        words = step.words if len(step.words) <= 150 else step.words[:149] + "…"
-        out.append(text(LABEL + 4, top + 32, words, fill=MUTED if step.source == "technique" else AXIS,
-                        font_size=11, css=f"step {step.source}", paint_order="stroke", stroke="white",
+    if step is not None or capped:
+        words = capped + (step.words if step is not None else "")
+        words = words if len(words) <= 150 else words[:149] + "…"
+        source = step.source if step is not None else "size"
+        out.append(text(LABEL + 4, top + 32, words, fill=MUTED if source == "technique" else AXIS,
+                        font_size=11, css=f"step {source}", paint_order="stroke", stroke="white",
                         stroke_width=3))
     out.append("</g>")
     return "".join(out)

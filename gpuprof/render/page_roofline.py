@@ -41,6 +41,7 @@ WIDTH, HEIGHT = 1000, 470
 LEFT, RIGHT, TOP, BOTTOM = 80, 690, 44, 410  # the plot area, px
 LEVELS = (("dram", "DRAM", "circle"), ("l2", "L2", "square"), ("l1", "L1", "diamond"))
 CHAR_PX = 6.2  # width of a character of an 11 px label, for placing labels apart
+DRAM_COLOUR = "#d95f02"
 BINDING, ROOF = 3.6, 1.4  # stroke widths: the part of a roof that binds a row, the rest
 
 
@@ -122,7 +123,8 @@ def flop_svg(family: str, rows: list[Row], ceilings: Ceilings | None,
         legend.append((f"{precision_name(precision)} peak {number(peak / 1e12)} TFLOP/s", colour,
                        bool(binds.get(("compute", precision)))))
     if bandwidth:
-        legend.append((f"DRAM {number(bandwidth / 1e12)} TB/s", "#111",
+        out += _memory_roof(x, y, peaks, bandwidth, binds)
+        legend.append((f"DRAM {number(bandwidth / 1e12)} TB/s", DRAM_COLOUR,
                        any(binds.get(("DRAM", q)) for q in peaks)))
     out.append("</g>")
     variants = list(dict.fromkeys(r.variant for r in rows))  # one colour per variant, at every size
@@ -165,27 +167,30 @@ def _bindings(points: list[Point], peaks: dict[str, float], bandwidth: float | N
     return out
 
 
+def _memory_roof(x: Scale, y: Scale, peaks: dict[str, float], bandwidth: float, binds: Bindings) -> list[str]:
+    """The DRAM slope, shared by every precision, up to the highest ridge; bold where it binds a row."""
+    end = min(max(peaks.values()) / bandwidth, x.hi) if peaks else x.hi
+    if end <= x.lo:
+        return []
+    who = [v for (roof, _), variants in binds.items() if roof == "DRAM" for v in variants]
+    css = "roof memory binding" if who else "roof memory"
+    return [f'<line class="{css}" x1="{x(x.lo):.1f}" y1="{y(x.lo * bandwidth / 1e12):.1f}" '
+            f'x2="{x(end):.1f}" y2="{y(end * bandwidth / 1e12):.1f}" stroke="{DRAM_COLOUR}" '
+            f'stroke-width="{BINDING if who else ROOF}"><title>{e(_roof_title("DRAM", who))}</title></line>']
+
+
 def _roof(x: Scale, y: Scale, precision: str, peak: float, bandwidth: float | None, colour: str,
           binds: Bindings) -> list[str]:
-    """The memory slope up to the ridge and the flat compute roof after it; the part binding a row bold."""
+    """A precision's flat compute roof from its ridge on; bold where it binds a row."""
     ridge = peak / bandwidth if bandwidth else x.lo
-    out = []
-    if bandwidth and ridge > x.lo:
-        end = min(ridge, x.hi)
-        who = binds.get(("DRAM", precision), [])
-        css = "roof memory binding" if who else "roof memory"
-        out.append(f'<line class="{css}" x1="{x(x.lo):.1f}" y1="{y(x.lo * bandwidth / 1e12):.1f}" '
-                   f'x2="{x(end):.1f}" y2="{y(end * bandwidth / 1e12):.1f}" stroke="{colour}" '
-                   f'stroke-width="{BINDING if who else ROOF}"><title>{e(_roof_title("DRAM", who))}</title></line>')
-    if ridge < x.hi:
-        start = max(ridge, x.lo)
-        who = binds.get(("compute", precision), [])
-        css = "roof compute binding" if who else "roof compute"
-        out.append(f'<line class="{css}" x1="{x(start):.1f}" y1="{y(peak / 1e12):.1f}" '
-                   f'x2="{x(x.hi):.1f}" y2="{y(peak / 1e12):.1f}" stroke="{colour}" '
-                   f'stroke-width="{BINDING if who else ROOF}"><title>'
-                   f'{e(_roof_title(precision_name(precision) + " compute", who))}</title></line>')
-    return out
+    if ridge >= x.hi:
+        return []
+    who = binds.get(("compute", precision), [])
+    css = "roof compute binding" if who else "roof compute"
+    return [f'<line class="{css}" x1="{x(max(ridge, x.lo)):.1f}" y1="{y(peak / 1e12):.1f}" '
+            f'x2="{x(x.hi):.1f}" y2="{y(peak / 1e12):.1f}" stroke="{colour}" '
+            f'stroke-width="{BINDING if who else ROOF}"><title>'
+            f'{e(_roof_title(precision_name(precision) + " compute", who))}</title></line>']
 
 
 def _roof_title(roof: str, who: list[str]) -> str:
