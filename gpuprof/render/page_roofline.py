@@ -174,9 +174,9 @@ def _memory_roof(x: Scale, y: Scale, peaks: dict[str, float], bandwidth: float, 
         return []
     who = [v for (roof, _), variants in binds.items() if roof == "DRAM" for v in variants]
     css = "roof memory binding" if who else "roof memory"
-    return [f'<line class="{css}" x1="{x(x.lo):.1f}" y1="{y(x.lo * bandwidth / 1e12):.1f}" '
-            f'x2="{x(end):.1f}" y2="{y(end * bandwidth / 1e12):.1f}" stroke="{DRAM_COLOUR}" '
-            f'stroke-width="{BINDING if who else ROOF}"><title>{e(_roof_title("DRAM", who))}</title></line>']
+    return [(f'<line class="{css}" x1="{x(x.lo):.1f}" y1="{y(x.lo * bandwidth / 1e12):.1f}" '
+             f'x2="{x(end):.1f}" y2="{y(end * bandwidth / 1e12):.1f}" stroke="{DRAM_COLOUR}" '
+             f'stroke-width="{BINDING if who else ROOF}"><title>{e(_roof_title("DRAM", who))}</title></line>')]
 
 
 def _roof(x: Scale, y: Scale, precision: str, peak: float, bandwidth: float | None, colour: str,
@@ -187,10 +187,10 @@ def _roof(x: Scale, y: Scale, precision: str, peak: float, bandwidth: float | No
         return []
     who = binds.get(("compute", precision), [])
     css = "roof compute binding" if who else "roof compute"
-    return [f'<line class="{css}" x1="{x(max(ridge, x.lo)):.1f}" y1="{y(peak / 1e12):.1f}" '
-            f'x2="{x(x.hi):.1f}" y2="{y(peak / 1e12):.1f}" stroke="{colour}" '
-            f'stroke-width="{BINDING if who else ROOF}"><title>'
-            f'{e(_roof_title(precision_name(precision) + " compute", who))}</title></line>']
+    return [(f'<line class="{css}" x1="{x(max(ridge, x.lo)):.1f}" y1="{y(peak / 1e12):.1f}" '
+             f'x2="{x(x.hi):.1f}" y2="{y(peak / 1e12):.1f}" stroke="{colour}" '
+             f'stroke-width="{BINDING if who else ROOF}"><title>'
+             f'{e(_roof_title(precision_name(precision) + " compute", who))}</title></line>')]
 
 
 def _roof_title(roof: str, who: list[str]) -> str:
