@@ -368,8 +368,12 @@ def _note_order(line: str) -> tuple[int, str]:
 
 
 def _table(head: list[str], rows: Iterable[list[Any]], css: str = "") -> str:
+    rows = list(rows)
+    # A header sits over its column: left where the column's text is (names, words), right over numbers.
+    left = [i < 2 or any(len(r) > i and r[i][1] in ("l", "wrap", "wrap narrow") for r in rows)
+            for i in range(len(head))]
     out = [f"<table class=\"{css}\"><thead><tr>"]
-    out += [f"<th class=\"{'l' if i < 2 else ''}\">{_e(h)}</th>" for i, h in enumerate(head)]
+    out += [f"<th class=\"{'l' if left[i] else ''}\">{_e(h)}</th>" for i, h in enumerate(head)]
     out.append("</tr></thead><tbody>")
     for cells in rows:
         out.append("<tr>")

@@ -261,7 +261,7 @@ def test_ncu_and_sanitizer_columns_only_when_rows_have_them(fixtures_dir, tmp_pa
     results.save(replace(loaded, rows=rows), path)
     text = page(execute(ReportRequest(path)))
     assert text.count("ncu: why") == 1 and "<b>dram-bound</b>" in text
-    assert text.count("<th class=\"\">sanitizer</th>") == 1 and ">clean<" in text
+    assert text.count("<th class=\"l\">sanitizer</th>") == 1 and ">clean<" in text
     plain = page(execute(ReportRequest(fixtures_dir / "results" / "smoke_a.json")))
     assert "ncu: why" not in plain and "sanitizer</th>" not in plain
 
@@ -295,3 +295,17 @@ def test_geomeans_of_the_recorded_matmul_ladder(fixtures_dir):
     assert story.speedups[0].vs_baseline == pytest.approx(product ** (1 / 4))
     assert story.speedups[0].vs_baseline_n == 4 and story.speedups[0].vs_vendor_n == 5
     assert story.speedups[0].best.variant == "warptile"
+
+
+def test_a_suite_sweep_is_drawn_as_bars_fastest_first_with_the_vendor_line(fixtures_dir, tmp_path):
+    loaded = results.load(fixtures_dir / "results" / "smoke_a.json")
+    matmul = [r for r in loaded.rows if r.family == "matmul" and not r.vendor and r.check.status == "ok"]
+    swept = [replace(r, variant=f"tiled[BK={8 * (i + 1)}]", defines={"BK": 8 * (i + 1)}) for i, r in enumerate(matmul)]
+    path = tmp_path / "swept.json"
+    results.save(replace(loaded, rows=[r for r in loaded.rows if r not in matmul] + swept), path)
+    text = page(execute(ReportRequest(path)))
+    (sweep,) = [svg for svg in charts(text, "sweep") if "sweep of tiled" in svg.find(f"{SVG}title").text]
+    rates = [float(t.text.split()[0]) for t in sweep.iter(f"{SVG}text") if (t.text or "").endswith("TFLOP/s")
+             and "vendor" not in t.text]
+    assert len(rates) == len(swept) and rates == sorted(rates, reverse=True)
+    assert any(line.attrib.get("class") == "reference" for line in sweep.iter(f"{SVG}line"))
