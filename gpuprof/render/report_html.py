@@ -277,7 +277,8 @@ def _geomean_line(speedups: Speedups, table: Table) -> str:
     if best is not None and best.derived is not None:
         pills.append(f"best rung <b>{_e(best.variant)}</b>: {_times(best.derived.vs_vendor)} vs "
                      f"{_e(table.vendor or '-')}, {_times(best.derived.vs_baseline)} vs {_e(table.baseline or '-')}")
-    pills.append(f"geomean of {speedups.vs_baseline_n} rungs: {_times(speedups.vs_baseline)} vs {_e(table.baseline)}"
+    rungs = f"{speedups.vs_baseline_n} rung{'s' if speedups.vs_baseline_n != 1 else ''}"
+    pills.append(f"geomean of {rungs}: {_times(speedups.vs_baseline)} vs {_e(table.baseline)}"
                  if table.baseline else "no baseline rung in this table")
     if table.vendor:
         pills.append(f"{_times(speedups.vs_vendor)} vs {_e(table.vendor)}")
