@@ -23,11 +23,22 @@ two hooks and it is checked as `gpuprof run` checks a variant, on values no laun
 fn() runs once and is verified; the inputs are refreshed and fn is timed; the last timed output is
 verified; the inputs are refreshed again and one more fn() is verified. A verify that raises makes
 the status "wrong" (a callable that replays a result it computed for earlier inputs fails there).
+
+Name the arrays fn reads and writes, with a float64 reference, and it also gets `gpuprof run`'s
+structured inputs (families/input_classes.py), judged by the same tolerance models, before timing:
+
+    result = gp.benchmark(lambda: my_sum(x, out), inputs={"x": x}, out=out,
+                          reference=lambda a: a["x"].sum(keepdims=True), tolerance=1e-5)
+
+input_classes defaults as for a family folder: needles and heavy tails when out is smaller than the
+data (the callable reduces it), none otherwise; a row-wise op with row statistics (softmax, a norm)
+names ("spikes", "alternating"). exact_sums=True (out is sums of the inputs and nothing else) judges
+whole-number classes to the exact-sum bound. The inputs get their own values back afterwards.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -98,12 +109,20 @@ def on_stream(fn: Callable[[], Any]) -> timing.Launch:
 def benchmark(fn: Callable[[], Any], *, mode: str = "cold", min_samples: int = 10, max_time_s: float = 2.0,
               target_spread: float = 0.005, flop: float | None = None, bytes: float | None = None,
               label: str | None = None, discard_throttled: bool = False, precision: str = "fp32",
-              refresh: Callable[[], Any] | None = None, verify: Callable[[], Any] | None = None) -> BenchResult:
+              refresh: Callable[[], Any] | None = None, verify: Callable[[], Any] | None = None,
+              inputs: dict[str, Any] | None = None, out: Any = None,
+              reference: Callable[[dict[str, Any]], Any] | None = None,
+              tolerance: float = 1e-5, input_classes: Sequence[str] | None = None, exact_sums: bool = False,
+              error_scale: str = "rms") -> BenchResult:
     """Time fn() like `gpuprof run` times a variant: warm-up, then samples until the spread is
     small; then audit that its work ran on the timed stream (status IMPOSSIBLE when not). With
-    verify (and refresh), also checked before and after timing on new input values (status WRONG)."""
+    verify (and refresh), also checked before and after timing on new input values (status WRONG).
+    With inputs, out and reference, also checked on the input classes first (status WRONG)."""
     if refresh is not None and verify is None:
         raise UsageError("benchmark(refresh=...) needs verify=...: new input values are only useful to a check")
+    if (inputs is None) != (reference is None) or (inputs is not None and out is None):
+        raise UsageError("benchmark(inputs=..., out=..., reference=...) go together: the arrays fn reads, the one "
+                         "it writes, and the float64 answer for given inputs")
     cupy()
     policy = timing.TimingPolicy(mode=mode, min_samples=min_samples, max_time_s=max_time_s,
                                  target_spread=target_spread, discard_throttled=discard_throttled)
@@ -114,6 +133,11 @@ def benchmark(fn: Callable[[], Any], *, mode: str = "cold", min_samples: int = 1
     wrong = checks.before_timing()
     if wrong:  # not timed, as `gpuprof run` times no wrong variant
         return BenchResult(name, Timing(mode, [], "not timed: wrong", None), flop, bytes, WRONG, (wrong,))
+    if inputs is not None and reference is not None:
+        reasons = _class_reasons(launch, harness, inputs, out, reference, tolerance, input_classes, precision,
+                                 exact_sums, error_scale)
+        if reasons:
+            return BenchResult(name, Timing(mode, [], "not timed: wrong", None), flop, bytes, WRONG, tuple(reasons))
     result = timing.measure(launch, harness, policy)
     wrong = checks.after_timing()
     if wrong:
@@ -169,6 +193,32 @@ class _Checks:
         assert self.refresh is not None
         self.refresh()
         cupy().cuda.Device().synchronize()  # new values written on whichever stream was current
+
+
+def _class_reasons(launch: timing.Launch, harness: Any, inputs: dict[str, Any], out: Any,
+                   reference: Callable[[dict[str, Any]], Any], tolerance: float, classes: Sequence[str] | None,
+                   precision: str, exact_sums: bool, error_scale: str) -> list[str]:
+    """The callable on each input class (measure/class_check.py); arrays of any library that exposes
+    __cuda_array_interface__ (PyTorch) are viewed as CuPy arrays, so the classes fill them in place."""
+    import secrets
+
+    from gpuprof.measure import class_check
+
+    cp = cupy()
+    arrays = {name: cp.asarray(value) for name, value in inputs.items()}
+    written = cp.asarray(out)
+    chosen = class_check.default_classes(arrays, written) if classes is None else tuple(classes)
+
+    def run() -> None:
+        cp.cuda.Device().synchronize()  # the classes' values were written on the default stream
+        launch(harness.stream)
+        settle(harness.stream)
+
+    try:
+        return class_check.check_classes(run, arrays, written, reference, tolerance, chosen, precision, exact_sums,
+                                         error_scale, secrets.randbits(62))
+    except ValueError as exc:
+        raise UsageError(f"benchmark(input_classes=...): {exc}") from None
 
 
 def below_floor(result: Timing, flop: float | None, bytes: float | None, precision: str) -> str | None:

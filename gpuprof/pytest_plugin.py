@@ -5,6 +5,13 @@
         gpuprof_bench.check(out, reference(x), tolerance=1e-5)   # fails the test when wrong
         gpuprof_bench(lambda: my_kernel(x), bytes=8 * x.size)    # times it, keeps the samples
 
+Given the arrays it reads and writes and a float64 reference, the timed callable is first checked on
+`gpuprof run`'s input classes with the same tolerance models (gpuprof.api.benchmark's `inputs`,
+`out`, `reference`, `tolerance`, `input_classes`), and the test fails when it is wrong on one:
+
+    gpuprof_bench(lambda: my_sum(x, out), inputs={"x": x}, out=out,
+                  reference=lambda a: a["x"].sum(keepdims=True), tolerance=1e-5)
+
 `pytest --gpuprof-json results.json` writes every timing as a gpuprof results file (rows
 `pytest/<label>/`), which `gpuprof compare` can gate like any other.
 """

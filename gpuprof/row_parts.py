@@ -54,7 +54,8 @@ class NcuPart:
     error: ncu ran but gave nothing usable for this variant (the other fields are then empty).
     level_bytes: bytes moved per memory level (LEVEL_KEYS) where the report had them.
     stalls: warp-state cycles by stall reason, % of all stalled cycles (WarpStateStats).
-    limiter: the roof the counters show binding ("dram", "l2", "l1", "compute", "tensor"), if judged."""
+    limiter: the roof the counters show binding, as analysis/ladder.py judges it (catalog.LIMITERS:
+    "dram", "l2", "l1", "compute", or "latency" below 40 % of every roof); None where not judged."""
 
     schema: str = NCU_SCHEMA
     error: str | None = None
@@ -125,10 +126,13 @@ MAX_FOUND = 20  # findings kept per row: enough to show both sides of a race, bo
 
 def ncu_to_dict(part: NcuPart) -> dict[str, Any]:
     """The row's "ncu" object: empty collections and unset optional fields left out, so a row of a run
-    without the newer data reads as the file always had it."""
+    without the newer data reads as the file always had it. A non-finite number (a counter ncu could
+    not give) is written as absent: a file holds measurements only, and loads again."""
     out: dict[str, Any] = {}
     for f in fields(NcuPart):
-        value = getattr(part, f.name)
+        value = _finite_or_none(getattr(part, f.name))
+        if isinstance(value, dict):
+            value = {k: v for k, v in value.items() if _finite_or_none(v) is not None}
         if f.name == "hot_lines":
             value = [_plain(h) for h in value]
         elif f.name == "advice":
@@ -216,6 +220,10 @@ def _finding(raw: Any, where: str) -> Finding:
                    or "", line=_integer(d.get("line"), f"{where}.line", optional=True),
                    text=_text(d.get("text"), f"{where}.text") or "",
                    message=_text(d.get("message"), f"{where}.message") or "")
+
+
+def _finite_or_none(value: Any) -> Any:
+    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def _plain(record: Any) -> dict[str, Any]:

@@ -1,8 +1,9 @@
 """Pure: a family's variants as a ladder, each rung explained against the one before (docs/ladder.md).
 
 Each rung carries its time and speedups, its traffic at each memory level, its instructions,
-registers, spills, occupancy limiter and top stall reason, and the limiter ncu measured, judged
-against the limiter the manifest states (`expected_limiter`, catalog.LIMITERS).
+registers, spills, occupancy limiter and top stall reason (WarpStateStats' warp cycles, else
+--source's samples), and the limiter ncu measured, judged against the limiter the manifest states
+(`expected_limiter`, catalog.LIMITERS).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from gpuprof.analysis import roofline
-from gpuprof.analysis.stall_reasons import describe, top_reasons
+from gpuprof.analysis.stall_reasons import describe, top_reasons, warp_state_cycles
 from gpuprof.parsers.ncu_metrics import NcuKernelRow
 
 # Below this share of its binding roof a kernel is held by something no roof shows: occupancy,
@@ -33,7 +34,8 @@ class Step:
     label: str
     rows: Sequence[NcuKernelRow]
     expected_limiter: str | None = None  # catalog.LIMITERS; None: the manifest states none
-    stalls: Mapping[str, float] | None = None  # warp cycles or samples by stall reason (--source)
+    # samples by stall reason (--source): the top stall where the rows carry no WarpStateStats
+    stalls: Mapping[str, float] | None = None
     reference: bool = False  # a vendor variant: the bar, not a rung the course climbs
 
 
@@ -162,7 +164,7 @@ def build(steps: Sequence[Step]) -> list[Rung]:
         verdict, reason = _verdict(step.expected_limiter, measured)
         registers = max((r.registers_per_thread for r in rows if r.registers_per_thread is not None), default=None)
         limiters = list(dict.fromkeys(r.occupancy_limiter for r in rows if r.occupancy_limiter))
-        top = top_reasons(step.stalls or {}, 1)
+        top = top_reasons(warp_state_cycles(rows) or step.stalls or {}, 1)
         rung = Rung(
             label=step.label, reference=step.reference, time_ns=time_ns,
             speedup_vs_previous=_ratio(rungs[-1].time_ns, time_ns) if rungs else None,

@@ -9,10 +9,12 @@ metrics (docs/ncu-source.md).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from gpuprof.parsers.ncu_source import KernelSource, LineStats
+from gpuprof.parsers.ncu_metrics import NcuKernelRow
+from gpuprof.parsers.ncu_source import WARP_STATE, KernelSource, LineStats
 
 CAUSE_WIDTH = 60  # the causes are written this short: whole beside label, cycles and share at 100 columns
 
@@ -111,6 +113,43 @@ def top_reasons(stalls: Mapping[str, float], n: int = 2) -> list[tuple[str, floa
         return []
     ranked = sorted(((r, v) for r, v in stalls.items() if v > 0), key=lambda rv: (-rv[1], rv[0]))
     return [(reason, 100.0 * value / total) for reason, value in ranked[:n]]
+
+
+# Warp states that are not stalls: issuing, and eligible but not picked this cycle.
+NOT_STALLS = ("selected", "not_selected")
+
+
+def warp_state_cycles(launches: Iterable[NcuKernelRow]) -> dict[str, float]:
+    """WarpStateStats' warp cycles per issued instruction by stall reason (issuing and not picked left
+    out), each launch weighted by its duration; {} when the launches carry no WarpStateStats."""
+    cycles: dict[str, float] = {}
+    for launch in launches:
+        weight = launch.duration_ns or 0.0
+        for name, value in launch.metrics.items():
+            m = WARP_STATE.fullmatch(name)
+            if m and isinstance(value, float) and math.isfinite(value) and m.group(1) not in NOT_STALLS:
+                cycles[m.group(1)] = cycles.get(m.group(1), 0.0) + value * weight
+    return cycles
+
+
+def stall_shares(launches: Iterable[NcuKernelRow]) -> dict[str, float]:
+    """Every stall reason as its share (%) of all stalled cycles over the launches (warp_state_cycles),
+    largest first; {} without WarpStateStats."""
+    cycles = warp_state_cycles(launches)
+    stalled = math.fsum(cycles.values())
+    if stalled <= 0:
+        return {}
+    return {reason: 100.0 * value / stalled for reason, value in sorted(cycles.items(), key=lambda rv: (-rv[1], rv[0]))}
+
+
+def top_stall(launches: Iterable[NcuKernelRow]) -> tuple[str | None, float | None]:
+    """The stall reason with the most warp cycles per issued instruction over the launches
+    (warp_state_cycles), and its share (%) of all stalled cycles; (None, None) without WarpStateStats."""
+    shares = stall_shares(launches)
+    if not shares:
+        return None, None
+    reason = next(iter(shares))  # largest first, ties by name
+    return reason, shares[reason]
 
 
 def kernel_reasons(source: KernelSource) -> list[tuple[str, float, float]]:

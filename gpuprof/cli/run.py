@@ -41,8 +41,12 @@ Timeout = Annotated[float, typer.Option(
 
 With = Annotated[str | None, typer.Option(
     "--with", help="After check and timing, each variant under these tools too, into its row: 'ncu' (time, SOL, "
-                   "occupancy and limiter, registers, DRAM bytes, FLOPs, top stall), 'sanitize' (memcheck, "
-                   "racecheck, initcheck, synccheck), or 'ncu,sanitize'. Reports under --with-out.")]
+                   "occupancy and limiter, registers, bytes per memory level, FLOPs, stalls, hot lines, advice), "
+                   "'sanitize' (memcheck, racecheck, initcheck, synccheck), or 'ncu,sanitize'. Reports under "
+                   "--with-out.")]
+Audit = Annotated[bool, typer.Option(
+    "--audit", help="After timing, each OK variant once more under ncu (cold L2, one section): IMPOSSIBLE if it "
+                    "read clearly less from DRAM than its inputs hold (docs/row-story.md). Needs ncu.")]
 WithOut = Annotated[Path, typer.Option("--with-out", help="Directory for --with's ncu reports and sanitizer logs.")]
 
 # The run table shows the columns that fit the terminal (its caption names the rest); --wide: all.
@@ -76,6 +80,7 @@ def run(
     timeout: Timeout = DEFAULT_VARIANT_TIMEOUT_S,
     with_tools: With = None,
     with_out: WithOut = Path("gpuprof-with"),
+    audit: Audit = False,
     *,
     variant_options: VariantOptions,
 ) -> None:
@@ -121,10 +126,12 @@ def run(
                                 target_spread=target_spread, discard_throttled=discard_throttled),
             check_only=check_only, defines=defines, extra_variants=extra, timeout_s=_positive(timeout), baseline=base,
             check_sizes=variant_options.check_sizes(fam),
-            with_tools=parse_with(with_tools), variant_options=variant_options, with_out=with_out,
+            with_tools=parse_with(with_tools), variant_options=variant_options, with_out=with_out, audit=audit,
         )
         if request.with_tools and check_only:
             raise UsageError("--with profiles timed variants: leave out --check-only")
+        if audit and check_only:
+            raise UsageError("--audit judges timed variants: leave out --check-only")
         command = command_line(ctx)
         finished: list[results.Results] = []
 
@@ -149,6 +156,12 @@ def run(
     measured = report.ceilings.measured if report.ceilings else None
     for line in host.notes(report.results.rows, fam, measured):
         console.print(line)  # a family's own figure across rows (transfers: the streams' overlap)
+    if not audit and "ncu" not in request.with_tools and not check_only:
+        from gpuprof.commands.byte_audit import offer
+
+        offered = offer(fam, request.size or dict(fam.default_size))
+        if offered:
+            console.print(offered)
     if isinstance(target, Path):
         console.print(f"results written to {target}")
     bad = report.failed

@@ -83,6 +83,8 @@ class NcuRequest:
             sections, ncu_set = self.sections or (() if self.set_name else ncu_tool.SECTIONS), self.set_name
         if self.shows_source:  # a set may lack them (ncu's 'full' has them: then they are named twice, harmlessly)
             sections += tuple(s for s in ncu_tool.SOURCE_SECTIONS if s not in sections)
+        if self.ladder and ncu_tool.WARP_STATE_SECTION not in sections:  # each rung's top stall
+            sections += (ncu_tool.WARP_STATE_SECTION,)
         return ncu_tool.NcuOptions(
             clock_control=self.clock_control, sections=sections,
             metrics=ncu_tool.METRICS + self.extra_metrics, set_name=ncu_set,

@@ -27,12 +27,14 @@ def collection_note(request: NcuRequest) -> str | None:
         return None
     preset = request.preset
     if preset is None:
-        return cost_note(request) if request.shows_source else None
+        return cost_note(request) if request.shows_source else ladder_note(request)
     options = request.ncu_options()
     what = f"ncu's set '{options.set_name}'" if options.set_name else f"sections {', '.join(options.sections)}"
     source = " and the kernels' source (--import-source yes)" if preset.source else ""
+    ladder = ladder_note(request)
     return (f"ncu --set {request.set_name} ({preset.gives}): {what}{source} beside gpuprof's metrics; "
-            f"{preset.h100_passes} replay passes of every profiled launch on an H100 with ncu 2025.3.1")
+            f"{preset.h100_passes} replay passes of every profiled launch on an H100 with ncu 2025.3.1"
+            + (f"; {ladder}" if ladder else ""))
 
 
 def cost_note(request: NcuRequest) -> str:
@@ -43,6 +45,17 @@ def cost_note(request: NcuRequest) -> str:
     # ncu tells a launch's passes only once it has replayed it; measured: docs/ncu-source.md, "What it costs".
     return (f"ncu --source: collecting {what}the kernels' source (--import-source yes): more replay passes of "
             "every profiled launch (27 instead of 19 on an H100 with ncu 2025.3.1; ncu's log gives the count)")
+
+
+def ladder_note(request: NcuRequest) -> str | None:
+    """What --ladder adds for each rung's top stall, said before profiling; None when nothing is added."""
+    before = replace(request, ladder=False).ncu_options()
+    # ncu's own set (full) names its sections itself: its cost is the set's
+    if not request.ladder or before.set_name or ncu_tool.WARP_STATE_SECTION in before.sections:
+        return None
+    # measured with `run --with ncu`, which collects the same sections (docs/ladder.md, "Top stall")
+    return (f"ncu --ladder: collecting section {ncu_tool.WARP_STATE_SECTION} for each rung's top stall: one more "
+            "replay pass of every profiled launch (20 instead of 19 on an H100 with ncu 2025.3.1)")
 
 
 def with_sources(run: NcuRun, cwd: Path | None = None) -> NcuRun:

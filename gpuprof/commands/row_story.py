@@ -10,25 +10,33 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from gpuprof.analysis import ladder
 from gpuprof.analysis.kernel_summary import duration_weighted
-from gpuprof.errors import EnvironmentProblem, UsageError
+from gpuprof.analysis.stall_reasons import hottest_lines, stall_shares, top_stall
+from gpuprof.errors import EnvironmentProblem, InputError, UsageError
 from gpuprof.parsers.ncu_metrics import NcuKernelRow
-from gpuprof.parsers.ncu_source import WARP_STATE
+from gpuprof.parsers.ncu_source import KernelSource, LineStats
 from gpuprof.progress import ProgressFn
 from gpuprof.results import OK, SKIPPED, Row
-from gpuprof.row_parts import CLEAN, FINDINGS, NOT_JUDGED, NcuPart, SanitizerPart
+from gpuprof.row_parts import CLEAN, FINDINGS, MAX_FOUND, NOT_JUDGED, Advice, Finding, HotLine, NcuPart, SanitizerPart
 from gpuprof.variants.catalog import Family
 from gpuprof.variants.selection import VariantOptions
 
 CHOICES = ("ncu", "sanitize")
-# gpuprof ncu's default sections plus the warp-state breakdown, for the top stall reason: 19 -> 20
-# replay passes on the H100 (ncu 2025.3.1).
-WARP_STATE_SECTION = "WarpStateStats"
-# Warp states that are not stalls: issuing, and eligible but not picked this cycle.
-NOT_STALLS = ("selected", "not_selected")
+# gpuprof ncu's default sections plus `ncu --source`'s (tools.ncu.SOURCE_SECTIONS): the warp-state
+# breakdown (the stalls) and the per-instruction samples (the hot lines). 19 -> 27 replay passes of
+# each launch on the H100 (ncu 2025.3.1, docs/ncu-source.md); the source text is read from the
+# kernel files afterwards, not embedded in the report.
+WITH_SECTIONS = ("SourceCounters", "WarpStateStats")
+# A row's ncu part keeps its memory levels under row_parts.LEVEL_KEYS: ncu_levels' names for them.
+LEVEL_NAMES = {"l1": "L1", "l2": "L2", "dram": "DRAM"}
+HOT_LINES = 5  # per variant: enough to point at the loop body, few enough to read in a row
+MAX_ADVICE = 6  # ncu's OPT/WRN rule results kept per variant, largest estimated speedup first
+ADVICE_KINDS = ("OPT", "WRN")
 
 
 def parse_with(text: str | None) -> tuple[str, ...]:
@@ -64,8 +72,6 @@ def size_text(family: Family, size: dict[str, int]) -> str:
 def attach(rows: list[Row], family: Family, size: dict[str, int], options: VariantOptions, tools: tuple[str, ...],
            out_dir: Path, progress: ProgressFn | None = None) -> None:
     """Fill each row's `ncu` (rows checked OK) and `sanitizer` (every row that ran) in place."""
-    from dataclasses import replace
-
     from gpuprof.commands.target import Target
 
     ran = [r for r in rows if r.check.status != SKIPPED]
@@ -102,14 +108,12 @@ def witness_bytes(rows: list[Row], family: Family) -> None:
 
 
 def _attach_ncu(rows: list[Row], target: Any, out_dir: Path, progress: ProgressFn | None) -> None:
-    from dataclasses import replace
-
     from gpuprof.commands import ncu as ncu_core
     from gpuprof.tools import ncu as ncu_tool
 
     request = ncu_core.NcuRequest(replace(target, variants=",".join(r.variant for r in rows)), out_dir=out_dir,
-                                  sections=(*ncu_tool.SECTIONS, WARP_STATE_SECTION))
-    run = ncu_core.execute(request, progress)
+                                  sections=(*ncu_tool.SECTIONS, *WITH_SECTIONS))
+    run = with_sources(ncu_core.execute(request, progress))
     by_label = {result.label: result for result in run.results}
     for row in rows:
         result = by_label.get(row.variant)
@@ -118,13 +122,28 @@ def _attach_ncu(rows: list[Row], target: Any, out_dir: Path, progress: ProgressF
         elif result.error or result.note:
             row.ncu = NcuPart(error=result.error or result.note)
         else:
-            row.ncu = replace(ncu_summary(result.rows), report=str(result.report))
+            row.ncu = replace(ncu_summary(result.rows, result.source), report=str(result.report))
 
 
-def ncu_summary(launches: list[NcuKernelRow]) -> NcuPart:
-    """One variant's profiled launches as the row keeps them: sums of time and work, duration-weighted
-    percentages, the longest launch's registers and limiter, and the top stall reason."""
+def with_sources(run: Any) -> Any:
+    """The run with each variant's per-line data (commands/ncu_source.py), or as it was where the
+    report cannot be read that way (no ncu_report module, an unreadable report): a row then has no
+    hot lines, and everything else."""
+    from gpuprof.commands import ncu_source
+
+    try:
+        return ncu_source.with_sources(run)
+    except (EnvironmentProblem, InputError):
+        return run
+
+
+def ncu_summary(launches: list[NcuKernelRow], sources: Iterable[KernelSource] = ()) -> NcuPart:
+    """One variant's profiled launches as the row keeps them: sums of time, work and bytes per memory
+    level, duration-weighted percentages, the longest launch's registers and occupancy limiter, the
+    binding roof (analysis/ladder.py's judgement), the stall breakdown, ncu's advice and, from
+    `sources` (its launches' per-line data, where read), the hottest lines."""
     longest = max(launches, key=lambda r: r.duration_ns or 0.0)
+    measured = ladder.measured_limiter("", launches)
 
     def total(values: Iterable[float | None]) -> float | None:
         known = [v for v in values if v is not None]
@@ -133,6 +152,7 @@ def ncu_summary(launches: list[NcuKernelRow]) -> NcuPart:
     def weighted(field: str) -> float | None:
         return duration_weighted(launches, lambda r: getattr(r, field))
 
+    stalls = stall_shares(launches)
     stall, share = top_stall(launches)
     return NcuPart(
         kernels=len(launches),
@@ -149,27 +169,54 @@ def ncu_summary(launches: list[NcuKernelRow]) -> NcuPart:
         dram_write_bytes=total(_number(r.metrics.get("dram__bytes_write.sum")) for r in launches),
         flop=total(r.flop for r in launches),
         instructions=total(_number(r.metrics.get("smsp__inst_executed.sum")) for r in launches),
+        level_bytes={key: b for key, name in LEVEL_NAMES.items()
+                     if (b := ladder.level_bytes(launches, name)) is not None and math.isfinite(b)},
+        limiter=measured.limiter if measured else None,
         top_stall=stall,
         top_stall_pct=share,
+        stalls=stalls,
+        hot_lines=hot_lines(list(sources)),
+        advice=advice(launches),
     )
 
 
-def top_stall(launches: list[NcuKernelRow]) -> tuple[str | None, float | None]:
-    """The warp state (not issuing) with the most cycles per issued instruction, summed over the
-    launches weighted by their duration, and its share (%) of all stalled cycles."""
-    cycles: dict[str, float] = {}
-    for launch in launches:
-        weight = launch.duration_ns or 0.0
-        for name, value in launch.metrics.items():
-            m = WARP_STATE.fullmatch(name)
-            number = _number(value)
-            if m and number is not None and m.group(1) not in NOT_STALLS:
-                cycles[m.group(1)] = cycles.get(m.group(1), 0.0) + number * weight
-    stalled = math.fsum(cycles.values())
-    if stalled <= 0:
-        return None, None
-    reason = max(sorted(cycles), key=lambda r: cycles[r])
-    return reason, 100.0 * cycles[reason] / stalled
+def hot_lines(sources: list[KernelSource]) -> tuple[HotLine, ...]:
+    """The variant's HOT_LINES source lines with the most sampled warp stalls, its launches' samples
+    summed per line: each with its share of all the samples and its own stalls by reason."""
+    total = sum(s.samples for s in sources)
+    if total <= 0:
+        return ()
+    merged: dict[tuple[str, int], LineStats] = {}
+    for source in sources:
+        for line in source.lines:
+            had = merged.get((line.file, line.line))
+            if had is None:
+                merged[(line.file, line.line)] = line
+            else:
+                stalls = {r: had.stalls.get(r, 0) + line.stalls.get(r, 0) for r in {*had.stalls, *line.stalls}}
+                merged[(line.file, line.line)] = replace(had, samples=had.samples + line.samples, stalls=stalls,
+                                                         text=had.text or line.text)
+    together = KernelSource(kernel_id=0, kernel_name="", samples=total, lines=tuple(merged.values()))
+    return tuple(HotLine(line.file, line.line, together.share(line.samples), line.text or "",
+                         {r: 100.0 * n / line.samples for r, n in sorted(line.stalls.items(), key=lambda rn: -rn[1])})
+                 for line in hottest_lines(together, HOT_LINES))
+
+
+def advice(launches: list[NcuKernelRow]) -> tuple[Advice, ...]:
+    """ncu's OPT and WRN rule results over the launches, once per rule and message, largest estimated
+    speedup first, each message's first sentence."""
+    from gpuprof.render.ncu_view import first_sentence
+
+    ranked = sorted((a for r in launches for a in r.advice if a.kind in ADVICE_KINDS),
+                    key=lambda a: -(a.estimated_speedup_pct or 0.0))
+    kept: dict[tuple[str, str], Advice] = {}
+    for a in ranked:
+        message = first_sentence(a.message)
+        rule = a.rule or a.section or a.kind
+        speedup = a.estimated_speedup_pct if a.estimated_speedup_pct is None or math.isfinite(
+            a.estimated_speedup_pct) else None
+        kept.setdefault((rule, message), Advice(rule, message, speedup, a.kind))
+    return tuple(kept.values())[:MAX_ADVICE]
 
 
 def _number(value: float | str | None) -> float | None:
@@ -177,8 +224,6 @@ def _number(value: float | str | None) -> float | None:
 
 
 def _attach_sanitizer(rows: list[Row], target: Any, out_dir: Path, progress: ProgressFn | None) -> None:
-    from dataclasses import replace
-
     from gpuprof.commands import sanitize as sanitize_core
 
     request = sanitize_core.SanitizeRequest(replace(target, variants=",".join(r.variant for r in rows)),
@@ -197,6 +242,7 @@ def sanitizer_summary(results: list[Any], skipped: dict[str, str]) -> SanitizerP
     """Per tool: "clean", "N findings" (with the first one's kind and place), "not judged: why", or
     "skipped: why"; and the verdict over all: clean only when every tool that ran was clean."""
     tools: dict[str, str] = {}
+    found: list[Finding] = []
     findings = 0
     first: str | None = None
     judged = True
@@ -210,6 +256,7 @@ def sanitizer_summary(results: list[Any], skipped: dict[str, str]) -> SanitizerP
             count = result.counted if result.counted is not None else len(result.findings)
             findings += count
             tools[result.tool] = f"{count} finding{'s' if count != 1 else ''}"
+            found += [typed_finding(result, f) for f in result.findings[:MAX_FOUND - len(found)]]
             if result.findings and first is None:
                 f = result.findings[0]
                 place = f"{f.file}:{f.line}" if f.file and f.line else (f.kernel or "")
@@ -217,4 +264,14 @@ def sanitizer_summary(results: list[Any], skipped: dict[str, str]) -> SanitizerP
     for tool, reason in skipped.items():
         tools[tool] = f"skipped: {reason}"
     verdict = FINDINGS if findings else (CLEAN if judged and results else NOT_JUDGED)
-    return SanitizerPart(verdict=verdict, findings=findings, first=first, tools=tools)
+    return SanitizerPart(verdict=verdict, findings=findings, first=first, tools=tools, found=tuple(found))
+
+
+def typed_finding(result: Any, finding: Any) -> Finding:
+    """One SanitizerFinding as a row keeps it: the file as the user opens it and its line's text where
+    the sanitize run found the file (SanitizeResult.source_of), the tool's message's first line."""
+    source = result.source_of(finding)
+    message = finding.message.strip().splitlines()
+    return Finding(tool=result.tool, kind=finding.kind, kernel=finding.kernel or "",
+                   file=source.file if source is not None else finding.file or "", line=finding.line,
+                   text=(source.text or "") if source is not None else "", message=message[0] if message else "")

@@ -59,6 +59,8 @@ class RunRequest:
     variant_options: VariantOptions = field(default_factory=VariantOptions)  # what --with's children need
     with_out: Path = Path("gpuprof-with")  # their reports and logs
     check_sizes: list[dict[str, int]] = field(default_factory=list)  # --check-size: after the family's own
+    # --audit: each OK row once more under ncu, its DRAM bytes judged (commands/byte_audit.py)
+    audit: bool = False
 
 
 def run_family(request: RunRequest, progress: ProgressFn | None = None,
@@ -95,14 +97,21 @@ def run_tables(request: RunRequest, progress: ProgressFn | None = None,
     size = request.size or dict(family.default_size)
     device_info()
     _check_memory(host, size)
-    if request.with_tools:
-        row_story.require_tools(request.with_tools)
+    if request.with_tools or request.audit:
+        row_story.require_tools((*request.with_tools, *(("ncu",) if request.audit else ())))
     own = isolation.Worker(request.timeout_s) if request.isolate and worker is None else None
     with own or contextlib.nullcontext():
         report = _run_variants(family, chosen, host, size, request, progress, checkpoint, worker or own)
     if request.with_tools and not request.check_only:
         row_story.attach(report.results.rows, family, size, request.variant_options, request.with_tools,
                          request.with_out, progress)
+        if checkpoint:
+            checkpoint(report.results)
+    if request.audit and "ncu" not in request.with_tools and not request.check_only:
+        from gpuprof.commands import byte_audit
+
+        byte_audit.audit(report.results.rows, family, size, request.variant_options, request.with_out / "audit",
+                         progress)
         if checkpoint:
             checkpoint(report.results)
     return report

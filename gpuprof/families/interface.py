@@ -177,6 +177,12 @@ class FamilyHost:
         return tuple(getattr(self.module, "INPUT_CLASSES", ()))
 
     @property
+    def EXACT_SUMS(self) -> bool:
+        """Whether the output is sums of the inputs and nothing else (reduce, scan): input classes of
+        whole numbers are then judged to the exact-sum bound (input_classes.tolerance); False (default)."""
+        return bool(getattr(self.module, "EXACT_SUMS", False))
+
+    @property
     def SCALARS(self) -> dict[str, float]:
         """The scalar arguments the family's reference understands, by name, with the values that
         leave its plain operation (matmul: alpha = 1, beta = 0); {} (default): none."""

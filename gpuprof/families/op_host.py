@@ -25,7 +25,8 @@ The [op] table (every key checked when the family is loaded; an error names the 
     tolerance = 1e-5                    # optional: the largest scaled error (default: tolerance() below)
     error_scale = "rms"                 # optional: "rms" (default), "element", "row" (interface.FamilyHost) or "input"
     distributions = ["uniform", "normal", "heavy"]  # optional: the input distributions the check draws
-    input_classes = ["needles"]         # optional: structured inputs the check adds (families/input_classes.py)
+    input_classes = ["spikes"]          # optional: structured inputs the check adds (families/input_classes.py);
+                                        # default ["needles", "heavy_tail"] for an op that reduces a dim, else []
 
 The kernel's arguments come from the manifest's `signature` by parameter name: a pointer named like
 an input gets that input, one named like the output gets the output, an integer named like a dim
@@ -69,6 +70,9 @@ DISTRIBUTIONS = ("uniform", "normal", "heavy")
 HEAVY_LIMIT = 64.0  # heavy tails clipped here: large enough to reach overflow-prone paths, finite in FP32
 # (x*x and exp(x) of |x| <= 64 stay below FP32's 3.4e38)
 OWN_PREFIX = "family.py:"
+# An op whose output lacks a dim of an input reduces over it: a sample or a skipped part of the input
+# changes its answer, so the check adds these classes unless the table names its own.
+DEFAULT_REDUCING_CLASSES = ("needles", "heavy_tail")
 ELEMENT_BYTES = 4  # every buffer is FP32
 # The default tolerance: a few dozen FP32 roundings and libm's few-ulp errors (tolerance()).
 FP32_TOLERANCE = 1e-5
@@ -242,11 +246,17 @@ class OpModule:
         return float(value)
 
     def _input_classes(self, op: dict[str, Any]) -> tuple[str, ...]:
-        """Structured inputs the check adds (families/input_classes.py): for an op whose output is a
-        statistic of many inputs (a sum, a norm's mean) declare ["needles"]; none by default."""
+        """Structured inputs the check adds (families/input_classes.py), judged by the family's own
+        tolerance. Default: needles and heavy tails for an op that reduces (its output lacks a dim an
+        input has: a sum, a mean, a norm of a vector), none for an elementwise or row-wise op (a
+        row-wise op that takes row statistics, softmax or a norm, declares ["spikes", "alternating"])."""
         from gpuprof.families import input_classes
 
-        value = op.get("input_classes", [])
+        if "input_classes" not in op:
+            reduced = {d for shape in self.inputs.values() for d in shape if isinstance(d, str)} - {
+                d for d in self.output_shape if isinstance(d, str)}
+            return DEFAULT_REDUCING_CLASSES if reduced else ()
+        value = op["input_classes"]
         if not isinstance(value, list) or not all(v in input_classes.CLASSES for v in value):
             raise self._fail("input_classes", f"must be a list drawn from {list(input_classes.CLASSES)}")
         return tuple(value)

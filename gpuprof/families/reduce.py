@@ -14,9 +14,11 @@ from gpuprof.families._random import generator
 from gpuprof.families._rounding import FP32, unit_roundoff
 from gpuprof.gpu import cupy
 
-# The check also launches every variant on needle inputs (families/input_classes.py): a sum or prefix
-# sum of a few whole numbers among zeros is exact, so a kernel that skips or samples its input is WRONG.
-INPUT_CLASSES = ("needles",)
+# The check also launches every variant on structured inputs (families/input_classes.py): a sum of a
+# few whole numbers among zeros (needles) or of +a, -a, ... (alternating) is exact in any order, so a
+# kernel that skips or samples its input is WRONG; a heavy tail leaves a sample's estimate far off.
+INPUT_CLASSES = ("needles", "alternating", "heavy_tail")
+EXACT_SUMS = True  # the output is a sum of the inputs: whole-number classes are judged to the exact bound
 RATE = "bytes"
 FORMULA = "GB/s = 4·n bytes (every element read once) / median time"
 

@@ -14,6 +14,11 @@ from gpuprof.families._random import generator
 from gpuprof.families._rounding import FP32, unit_roundoff
 from gpuprof.gpu import cupy
 
+# Structured inputs the check adds (families/input_classes.py): spikes (a max or a sum taken from a
+# sample misses them; exp of a missed spike overflows), alternating +a/-a rows (a strided sample sees
+# one sign), constant rows (y = 1/cols). Each judged by the family's error model: the classes change
+# the values, not the order of the sum; spikes per row (their zeros underflow, far below the row).
+INPUT_CLASSES = ("spikes", "alternating", "constants")
 RATE = "bytes"
 FORMULA = "GB/s = 8·rows·cols bytes (x read once, y written once; multi-pass variants read more) / median time"
 
@@ -34,6 +39,10 @@ def flop(size: dict[str, int]) -> float:
 
 def bytes_moved(size: dict[str, int]) -> float:
     return 2.0 * 4 * size["rows"] * size["cols"]  # x read once, y written once, 4 bytes each
+
+
+def bytes_read(size: dict[str, int]) -> float:
+    return 4.0 * size["rows"] * size["cols"]  # x, every element at least once: the byte rule's floor
 
 
 def tolerance(variant: Any, size: dict[str, int]) -> float:

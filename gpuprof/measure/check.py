@@ -292,7 +292,7 @@ def check_at(host: FamilyHost, launch_for: LaunchFactory, size: dict[str, int], 
 
 def check_input_class(host: FamilyHost, launch_for: LaunchFactory, size: dict[str, int], stream: Any,
                       tolerance: float, kind: str, use: OutputUse = WRITES_ONLY) -> tuple[float, list[str]]:
-    """One launch on inputs of a structured class (measure/input_classes.py), in buffers of its own,
+    """One launch on inputs of a structured class (families/input_classes.py), in buffers of its own,
     judged against the reference of those inputs: (scaled error, reasons it is wrong)."""
     seed = secrets.randbits(63)
     inputs = host.make_inputs(size, seed)
@@ -304,7 +304,13 @@ def check_input_class(host: FamilyHost, launch_for: LaunchFactory, size: dict[st
     settle(stream)
     ref = expected(host, host.reference(pristine, size), use, start)
     label = f"{size_label(size)} on {input_classes.describe(kind)}"
-    return judge(host, out, pristine, size, tolerance, label, ref=ref, start=start)
+    return judge(host, out, pristine, size, tolerance, label, ref=ref, start=start,
+                 scale_by=input_classes.error_scale(kind, host.ERROR_SCALE))
+
+
+def input_class_tolerance(host: FamilyHost, variant: Any, kind: str, family_tolerance: float) -> float:
+    """The bound on `kind` inputs (families/input_classes.py: exact for whole-number sums)."""
+    return input_classes.tolerance(kind, family_tolerance, getattr(variant, "precision", "fp32"), host.EXACT_SUMS)
 
 
 def restart(host: FamilyHost, inputs: dict[str, Any], out: Any, pristine: dict[str, Any], size: dict[str, int],
@@ -319,14 +325,16 @@ def restart(host: FamilyHost, inputs: dict[str, Any], out: Any, pristine: dict[s
 
 
 def judge(host: FamilyHost, out: Any, pristine: dict[str, Any], size: dict[str, int], tolerance: float,
-          label: str, ref: Any = None, start: Any = None) -> tuple[float, list[str]]:
+          label: str, ref: Any = None, start: Any = None, scale_by: str | None = None) -> tuple[float, list[str]]:
     """(worst scaled error, reasons) of one output against the float64 reference of the pristine
     inputs; ref: that reference when the caller already has it (check_at judges several launches);
-    start: the output's starting values, for a kernel that reads its output."""
+    start: the output's starting values, for a kernel that reads its output; scale_by: the error
+    scale when not the family's (an input class's)."""
     if ref is None:
         ref = host.reference(pristine, size)
+    scale_by = scale_by or host.ERROR_SCALE
     if start is not None and host.scaled_error is None:
-        kept = kept_start(out, start, ref, tolerance, host.ERROR_SCALE)
+        kept = kept_start(out, start, ref, tolerance, scale_by)
         if kept:
             reason = f"{label}: {kept} of {out.size} outputs not written (still hold their starting values)"
             return float("nan"), [reason]
@@ -334,7 +342,7 @@ def judge(host: FamilyHost, out: Any, pristine: dict[str, Any], size: dict[str, 
     if own_scaling is not None:  # a family whose output has parts on different scales (mnist)
         err, not_written = own_scaling(out, ref, size)
     else:
-        err, not_written = scaled_error(host.output_values(out), ref, host.ERROR_SCALE)
+        err, not_written = scaled_error(host.output_values(out), ref, scale_by)
     del ref
     if not_written:
         return err, [f"{label}: {not_written} of {out.size} outputs not written (still NaN)"]
@@ -385,7 +393,7 @@ def check_variant(host: FamilyHost, variant: Any, launch_for: LaunchFactory, siz
         worst = worse(worst, err)
         reasons += why
         for kind in host.INPUT_CLASSES:
-            bound = input_classes.tolerance(kind, tolerance, getattr(variant, "precision", "fp32"))
+            bound = input_class_tolerance(host, variant, kind, tolerance)
             err, why = check_input_class(host, launch_for, size, stream, bound, kind, use)
             worst = worse(worst, err)
             reasons += why

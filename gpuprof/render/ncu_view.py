@@ -108,15 +108,22 @@ def launches_table(run: NcuRun, width: int | None, wide: bool = False) -> Table:
                         title=_title(run, f"{launches} launches, report read by {run.reader}"), caption=caption)
 
 
-def advice_list(items: Sequence[tuple[str, Sequence[NcuAdvice]]], limit: int = 4, full: bool = False) -> Group:
-    """The rules' advice under the table: per kernel or variant, largest estimated speedup first."""
-    lines: list[Text] = [Text("ncu rule advice (largest estimated speedup first)", style="bold")]
-    for label, advice in items:
-        chosen = sorted((a for a in advice if a.kind in ("OPT", "WRN")),
-                        key=lambda a: -(a.estimated_speedup_pct or 0.0))
+def advice_list(items: Sequence[tuple[str, Sequence[NcuAdvice], str | None]], limit: int = 4,
+                full: bool = False) -> Group:
+    """The rules' advice under the table: per kernel or variant (label, advice, measured limiter),
+    the kinds of advice its limiter makes relevant first, then the largest estimated speedup
+    (analysis/advice_order.py)."""
+    from gpuprof.analysis.advice_order import order_advice, ordered_by
+
+    lines: list[Text] = [Text("ncu rule advice (per kernel: what its measured limiter makes relevant first)",
+                              style="bold")]
+    for label, advice, limiter in items:
+        chosen = order_advice((a for a in advice if a.kind in ("OPT", "WRN")), limiter)
         if not chosen:
             continue
-        lines.append(Text(f"  {label}", style="cyan"))
+        heading = Text(f"  {label}", style="cyan")
+        heading.append(f" ({ordered_by(limiter)})", style="dim")
+        lines.append(heading)
         for a in chosen[:limit]:
             speedup = "" if a.estimated_speedup_pct is None else f", est. speedup {a.estimated_speedup_pct:.1f} %"
             line = Text("    - ")
@@ -128,14 +135,24 @@ def advice_list(items: Sequence[tuple[str, Sequence[NcuAdvice]]], limit: int = 4
     return Group(*lines)
 
 
+def measured_limiter(label: str, rows: Sequence[NcuKernelRow]) -> str | None:
+    """The limiter the ladder would measure for these launches (analysis/ladder.py); None without data."""
+    from gpuprof.analysis.ladder import measured_limiter as measure
+
+    measured = measure(label, rows)
+    return measured.limiter if measured else None
+
+
 def summary_advice(run: NcuRun, top: int = 5, full: bool = False) -> Group:
     summaries = summarize_kernels(r for result in run.results for r in result.rows)
     names = short_names([s.name for s in summaries])
-    return advice_list([(names[s.name], s.advice) for s in summaries[:top]], full=full)
+    return advice_list([(names[s.name], s.advice, measured_limiter(s.name, s.rows)) for s in summaries[:top]],
+                       full=full)
 
 
 def variant_advice(run: NcuRun, full: bool = False) -> Group:
-    return advice_list([(result.label, result.advice) for result in run.results], full=full)
+    return advice_list([(result.label, result.advice, measured_limiter(result.label, result.rows))
+                        for result in run.results], full=full)
 
 
 def first_sentence(text: str) -> str:

@@ -44,7 +44,7 @@ def story_table(family: str, rows: Sequence[Row], width: int | None) -> Any:
     first = [f"{row.variant}: first finding: {row.sanitizer.first}" for row in rows
              if row.sanitizer and row.sanitizer.first]
     caption = "\n".join([
-        ("ncu: each variant once under Nsight Compute at the row's size (gpuprof ncu's sections + WarpStateStats); "
+        ("ncu: each variant once under Nsight Compute at the row's size (gpuprof ncu --source's sections); "
         "top stall = the warp state with the most cycles per issued instruction, share of stalled cycles"),
         "sanitizer: memcheck, racecheck, initcheck, synccheck at the family's middle check size",
         *notes, *first])

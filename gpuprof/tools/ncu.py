@@ -68,7 +68,10 @@ METRICS = (
 # What `--source` adds: per-instruction counters and warp-state samples (SourceCounters), the
 # kernel's warp-state breakdown (WarpStateStats), and the source text itself (--import-source yes),
 # so a report shows its lines on any machine. Each section costs replay passes of every profiled launch.
-SOURCE_SECTIONS = ("SourceCounters", "WarpStateStats")
+# WarpStateStats alone (the kernel's warp cycles per issued instruction, by state) is what `--ladder`
+# adds for each rung's top stall: 19 -> 20 replay passes per launch on the H100 (ncu 2025.3.1).
+WARP_STATE_SECTION = "WarpStateStats"
+SOURCE_SECTIONS = ("SourceCounters", WARP_STATE_SECTION)
 
 
 @dataclass(frozen=True)

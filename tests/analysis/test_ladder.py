@@ -86,3 +86,14 @@ def test_what_changed_leads_with_time_then_the_largest_changes():
 def test_the_top_stall_reason_comes_from_source_data():
     (rung,) = ladder.build([Step("k", [L1_BOUND], "l1", stalls={"long_scoreboard": 30, "barrier": 10})])
     assert rung.top_stall is not None and rung.top_stall.endswith("75 %")
+
+
+def test_the_top_stall_comes_from_warp_state_stats_without_source():
+    from tests.ncu_full_reports import csv_kernel_rows
+
+    rows = csv_kernel_rows()  # WarpStateStats ratios in the raw page; no per-line data read
+    naive, tiled = ladder.build([Step("naive", [rows["matmul_naive"]]), Step("tiled", [rows["matmul_tiled"]])])
+    assert naive.top_stall == "gmem queue 96 %" and tiled.top_stall == "smem queue 63 %"
+    # the warp states win over samples when both are there (--source collects both)
+    (both,) = ladder.build([Step("naive", [rows["matmul_naive"]], stalls={"barrier": 1.0})])
+    assert both.top_stall == "gmem queue 96 %"

@@ -70,3 +70,17 @@ def test_lines_at_takes_the_file_as_shown_its_base_name_or_the_recorded_name(pla
     source = KernelSource(0, "k", files={recorded: "kernels/matmul/warptile.cu"},
                           lines=(LineStats("kernels/matmul/warptile.cu", 243, "x", 1, {"wait": 1}, 1),))
     assert bool(stall_reasons.lines_at(source, place)) is found
+
+
+def test_top_stall_weighs_launches_by_duration_and_leaves_out_issuing():
+    from gpuprof.parsers.ncu_metrics import NcuKernelRow
+
+    def launch(ns: float, **ratios: float) -> NcuKernelRow:
+        metrics: dict[str, float | str] = {f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio": v
+                                           for r, v in ratios.items()}
+        return NcuKernelRow(id=0, kernel_name="k", demangled_name="k", duration_ns=ns, metrics=metrics)
+
+    short, long = launch(1.0, barrier=10.0, selected=50.0), launch(3.0, long_scoreboard=5.0)
+    assert stall_reasons.warp_state_cycles([short, long]) == {"barrier": 10.0, "long_scoreboard": 15.0}
+    assert stall_reasons.top_stall([short, long]) == ("long_scoreboard", 60.0)
+    assert stall_reasons.top_stall([launch(1.0)]) == (None, None)

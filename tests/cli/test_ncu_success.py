@@ -214,10 +214,13 @@ def test_truncated_sqlite_export_is_one_line_exit_2(monkeypatch, tmp_path, keep)
 
 @requires_ncu_report
 def test_ladder_fits_100_columns_and_the_json_carries_the_rungs(fake_ncu, tmp_path):
-    fake_ncu(RecordedNcu())
+    fake = fake_ncu(RecordedNcu())
     args = ["ncu", "vecadd", "--ladder", "-v", "grid,torch", "--out", str(tmp_path / "out")]
     result = CliRunner().invoke(app, args, env={"COLUMNS": "100"})
     assert result.exit_code == 0, result.output
+    for argv in fake.calls:  # each rung's top stall: WarpStateStats, said before profiling
+        assert argv[argv.index("WarpStateStats") - 1] == "--section"
+    assert "collecting section WarpStateStats" in " ".join(result.output.split())
     ladder = result.output[result.output.index("vecadd ladder"):result.output.index("reports:")]
     assert all(len(line) <= 100 for line in ladder.splitlines())
     assert "not shown at this width:" in ladder  # the optional columns named, not cut

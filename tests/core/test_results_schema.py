@@ -14,7 +14,6 @@ from gpuprof import files, results
 from gpuprof.analysis.stats import summarize
 from gpuprof.errors import EnvironmentProblem, InputError
 from gpuprof.files import atomic_write_text
-from gpuprof.row_parts import Advice, Finding, HotLine, NcuPart, SanitizerPart
 from gpuprof.results import (
     CHECK_STATUSES,
     DERIVED_KEYS,
@@ -33,6 +32,7 @@ from gpuprof.results import (
     save,
     to_dict,
 )
+from gpuprof.row_parts import Advice, Finding, HotLine, NcuPart, SanitizerPart
 
 # ---------------------------------------------------------------- helpers
 

@@ -105,7 +105,13 @@ def test_a_narrower_precision_keeps_the_family_tolerance():
     assert input_classes.tolerance("needles", 1e-9, "fp32") == 1e-9
 
 
-def test_the_statistic_families_declare_needles():
-    for name in ("reduce", "scan"):
-        assert families.host(catalog.load_family(name)).INPUT_CLASSES == ("needles",)
-    assert families.host(catalog.load_family("vecadd")).INPUT_CLASSES == ()
+def test_the_statistic_families_declare_their_classes():
+    declared = {name: families.host(catalog.load_family(name)) for name in ("reduce", "scan", "softmax", "fused",
+                                                                              "vecadd")}
+    assert declared["reduce"].INPUT_CLASSES == ("needles", "alternating", "heavy_tail")
+    assert declared["scan"].INPUT_CLASSES == ("needles",)
+    assert declared["softmax"].INPUT_CLASSES == ("spikes", "alternating", "constants")
+    assert declared["fused"].INPUT_CLASSES == ("spikes", "alternating", "constants")
+    assert declared["vecadd"].INPUT_CLASSES == ()
+    assert declared["reduce"].EXACT_SUMS and declared["scan"].EXACT_SUMS
+    assert not declared["softmax"].EXACT_SUMS and not declared["fused"].EXACT_SUMS

@@ -396,3 +396,24 @@ def test_input_scaling_judges_a_cancelling_activation_against_its_input(tmp_path
     assert wrong > 1e-3  # a real error still shows against |x|
     nan_out = np.full(1, np.nan, np.float32)
     assert own.scaled_error(nan_out, ref, {"n": 1})[1] == 1
+
+
+def test_input_classes_default_to_needles_and_heavy_tails_for_an_op_that_reduces(tmp_path):
+    elementwise = load(write_folder(tmp_path))
+    assert elementwise.INPUT_CLASSES == ()
+    reducing = load(write_folder(tmp_path, {"inputs": '{ x = ["rows", "cols"] }', "output": '{ y = ["rows"] }',
+                                            "flop": '"rows*cols"'},
+                                 name="rowsum", signature="const float* x, float* y, int rows, int cols",
+                                 dims='["rows", "cols"]', sizes=("{ rows = 4, cols = 8 }", "[{ rows = 1, cols = 3 }]")))
+    assert reducing.INPUT_CLASSES == op_host.DEFAULT_REDUCING_CLASSES == ("needles", "heavy_tail")
+    declared = load(write_folder(tmp_path, {"input_classes": '["spikes", "alternating"]'}, name="rowwise"))
+    assert declared.INPUT_CLASSES == ("spikes", "alternating")
+    off = load(write_folder(tmp_path, {"input_classes": "[]"}, name="off"))
+    assert off.INPUT_CLASSES == ()
+
+
+def test_the_adversarial_layernorm_folder_declares_row_classes():
+    folder = Path(__file__).resolve().parents[1] / "kernels" / "adversarial" / "layernorm"
+    module = load(folder)
+    assert module.INPUT_CLASSES == ("spikes", "alternating")
+    assert module.bytes_read({"rows": 2, "cols": 8}) == 4 * (16 + 8 + 8)

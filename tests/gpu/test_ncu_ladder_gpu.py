@@ -34,5 +34,6 @@ def test_matmul_ladder_judges_every_hand_written_rung(tmp_path):
     for rung in rungs:
         print(f"{rung['label']}: {rung['verdict']} ({rung['verdict_reason']}); {', '.join(rung['changes'])}")
     assert all(r["verdict"] in ("confirmed", "refuted") for r in rungs if not r["reference"])
+    assert all(r["top_stall"] for r in rungs)  # WarpStateStats, collected for --ladder without --source
     shown = done.stderr[done.stderr.index("matmul ladder"):done.stderr.index("reports:")]
     assert "rung 1 → 2" in shown and all(len(line) <= 100 for line in shown.splitlines())

@@ -22,9 +22,9 @@ extern "C" __global__ void wmma_gemm(__nv_bfloat16* A, __nv_bfloat16* B, __nv_bf
         wmma::load_matrix_sync(b_frag, B + warpN * 16 * K + k, K);
         wmma::mma_sync(acc, a_frag, b_frag, acc);
     }
-    // FP32 tile through shared memory, then rounded to BF16 (a warp's 16x16 floats: 1 KB)
-    __shared__ float tile[4][16 * 16];
-    float* mine = tile[threadIdx.y % 4];
+    // FP32 tile through shared memory, then rounded to BF16 (a warp's 16x16 floats: 1 KB; up to 16 warps)
+    __shared__ float tile[16][16 * 16];
+    float* mine = tile[(threadIdx.y * blockDim.x + threadIdx.x) / warpSize];
     wmma::store_matrix_sync(mine, acc, 16, wmma::mem_row_major);
     __syncwarp();
     for (int i = threadIdx.x % warpSize; i < 256; i += warpSize)
