@@ -37,7 +37,7 @@ from gpuprof.render.page_svg import (
 from gpuprof.results import OK, Row, size_label
 from gpuprof.row_parts import NcuPart
 
-WIDTH, LABEL, BARS, TOP = 1180, 170, 470, 46  # px: the chart, the name column, the bar area, above the rungs
+WIDTH, LABEL, BARS, TOP = 1180, 170, 440, 46  # px: the chart, the name column, the bar area, above the rungs
 ROW = 40  # a rung: its bar, then its step in words
 LABEL_CHAR_PX = 6.0  # width of a character of an 11 px name, to keep names apart
 OFF_SCALE = 1.6  # a reference line beyond this many times the fastest rung is marked at the edge instead
@@ -112,9 +112,8 @@ def ladder_svg(table: Table, explained: dict[str, Step], ceilings: Ceilings | No
     fastest = max(tops)
     references = [(f"{v.variant} (vendor)", v.derived.rate / scale, VENDOR_COLOUR, v.id)
                   for v in vendors if v.derived and v.derived.rate]
-    ceiling = _ceiling(table, ceilings)
-    if ceiling is not None:
-        references.append((f"ceiling: {ceiling[0]}", ceiling[1] / scale, CEILING_COLOUR, ""))
+    for name, value in _ceilings(table, ceilings):
+        references.append((f"ceiling: {name}", value / scale, CEILING_COLOUR, ""))
     shown = [value for _, value, _, _ in references if value <= fastest * OFF_SCALE]
     head = TOP + 13 * max(len(references) - 1, 0)  # room above the rungs for the reference lines' names
     height = head + ROW * len(rungs) + 44
@@ -138,14 +137,15 @@ def main_size(table: Table) -> dict[str, int]:
     return table.rows[labels.index(common)].size
 
 
-def _ceiling(table: Table, ceilings: Ceilings | None) -> tuple[str, float] | None:
-    rows = [r for r in table.rows if r.derived and r.derived.ceiling_value and r.derived.ceiling_name]
-    if rows:
-        d = rows[0].derived
-        assert d is not None and d.ceiling_value is not None
-        return d.ceiling_name or "", d.ceiling_value
-    found = ceilings.ceiling(table.rate_kind) if ceilings else None
-    return (found.name, found.value) if found and found.value else None
+def _ceilings(table: Table, ceilings: Ceilings | None) -> list[tuple[str, float]]:
+    """The ceilings the rungs are judged against, one per precision among them (a BF16 ladder that
+    starts from an FP32 rung has both); the rate kind's own where no rung carries one."""
+    found = {(d.ceiling_name or "", d.ceiling_value) for r in table.rows if not r.vendor and (d := r.derived)
+             and d.ceiling_value and d.ceiling_name}
+    if found:
+        return sorted(((name, value) for name, value in found if value), key=lambda c: c[1])
+    own = ceilings.ceiling(table.rate_kind) if ceilings else None
+    return [(own.name, own.value)] if own and own.value else []
 
 
 def _rung(row: Row, top: float, x: Scale, unit: str, scale: float, best: bool, table: Table,
@@ -199,11 +199,11 @@ def _numbers(row: Row, rate: float, unit: str, table: Table, top: float) -> str:
         words.append(f"{d.vs_vendor:.3g}× {table.vendor}")
     if d and d.pct_of_ceiling is not None:
         words.append(f"{d.pct_of_ceiling:.0f} % of ceiling")
-    x0 = LABEL + BARS + 14
-    out = text(x0, top + 15, "  ·  ".join(words), fill="#1d1d1f")
-    if throttle := throttled(row):
-        out += text(WIDTH - 6, top + 15, throttle, "end", fill=WARN_COLOUR, font_weight=600, css="throttled")
-    return out
+    throttle = throttled(row)
+    warning = f' · <tspan class="throttled" fill="{WARN_COLOUR}" font-weight="600">{e(throttle)}</tspan>' \
+        if throttle else ""
+    return (f'<text x="{LABEL + BARS + 14:.1f}" y="{top + 15:.1f}" fill="#1d1d1f">{e(" · ".join(words))}'
+            f"{warning}</text>")
 
 
 def _references(references: list[tuple[str, float, str, str]], x: Scale, y: Scale, fastest: float,
