@@ -16,7 +16,7 @@ from gpuprof.gpu import DeviceInfo
 # What each precision's ceiling is called. An FP32 kernel is judged against the FP32 pipe (TF32 is
 # another precision); FP16/BF16/TF32 against the tensor cores (their fastest legal path); FP64
 # against the FP64 tensor cores where the GPU has them (A100, H100, H200), else the FP64 pipe.
-_FLOP_NAMES = {"fp32": "FP32 (non-tensor)", "tf32": "TF32 tensor, dense", "bf16": "BF16 tensor, dense",
+FLOP_NAMES = {"fp32": "FP32 (non-tensor)", "tf32": "TF32 tensor, dense", "bf16": "BF16 tensor, dense",
                "fp16": "FP16 tensor, dense", "fp64": "FP64", "fp64_tensor": "FP64 tensor",
                "fp8": "FP8 tensor, dense", "int8": "INT8 tensor, dense"}
 
@@ -193,7 +193,7 @@ class Ceilings:
         if precision == "fp64" and self.flops.get("fp64_tensor", 0) > self.flops.get("fp64", 0):
             key = "fp64_tensor"  # DMMA is FP64's fastest path where it exists
         value = self.flops.get(key)
-        return Ceiling(value, _FLOP_NAMES.get(key, key), self.source) if value else None
+        return Ceiling(value, FLOP_NAMES.get(key, key), self.source) if value else None
 
     def measured_ceiling(self, rate_kind: str, precision: str = "fp32") -> Ceiling | None:
         return self.measured.ceiling(rate_kind, precision) if self.measured else None

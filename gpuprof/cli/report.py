@@ -19,8 +19,9 @@ def report(
         metavar="RESULTS.json", help="A results file from run, suite or merge.", dir_okay=False)],
     html_out: Annotated[Path | None, typer.Option(
         "--html", metavar="FILE", dir_okay=False,
-        help="Write the page here: per family the ladder chart, the rows (check, time and spread, ncu's why, "
-             "the sanitizer's verdict), the roofline; one file, nothing fetched when it is opened.")] = None,
+        help="Write the page here: contents and headline, per family the ladders (each step explained), the rows "
+             "(check, time and spread, ncu's why, the sanitizer's verdict; stalls, hot lines and findings on "
+             "demand), the roofline, sizes and sweeps; one file, nothing fetched when it is opened.")] = None,
     base: Annotated[Path | None, typer.Option(
         "--base", metavar="BASE.json", dir_okay=False,
         help="An earlier results file: the page adds the compare gate's verdict per row and the trend.")] = None,
@@ -30,7 +31,7 @@ def report(
              "per sweep), for a README or slides.")] = None,
     force: Force = False,
 ) -> None:
-    """One page for a whole run: ladders, rooflines, per-row check/time/counters/sanitizer, geomean speedups.
+    """One page for a whole run: ladders, rooflines, per-row check/time/counters/sanitizer, best rungs vs vendor.
 
     Examples:
 

@@ -29,11 +29,7 @@ RUNG_COLOUR, BEST_COLOUR, VENDOR_COLOUR, FAILED_COLOUR = "#4c78a8", "#1f4e79", "
 CEILING_COLOUR, VENDOR_LINE = "#d95f02", "#555555"
 LOG_SPAN = 20.0  # rates spanning more than this factor get a log axis
 CHARS_PER_INCH = 11  # at 10 pt a wrapped title stays inside the figure
-_SWEEP_LABEL = re.compile(r"^(?P<base>.*?)\[(?P<defines>[^\]]*)\]$")
-
-
-NO_MATPLOTLIB = ("rooflines and sweep charts left out: matplotlib is not installed (pip install 'gpuprof[plot]'); "
-                 "the ladders are drawn without it and every figure is in the tables")
+SWEEP_LABEL = re.compile(r"^(?P<base>.*?)\[(?P<defines>[^\]]*)\]$")
 
 
 def available() -> bool:
@@ -234,7 +230,7 @@ def sweep_groups(rows: Sequence[Row]) -> dict[tuple[str, str, str], list[Row]]:
     variant ran with at least two sets of defines."""
     groups: dict[tuple[str, str, str], list[Row]] = {}
     for r in rows:
-        match = _SWEEP_LABEL.match(r.variant)
+        match = SWEEP_LABEL.match(r.variant)
         if match and r.defines:
             groups.setdefault((r.family, match["base"], size_label(r.size)), []).append(r)
     return {key: members for key, members in groups.items() if len(members) >= 2}

@@ -43,43 +43,59 @@ def separate(ax: Any, texts: list[Any]) -> None:
         box = text_extent(t, renderer)
         sizes.append((box.width, box.height))
 
-    def box_of(i: int) -> tuple[float, float, float, float]:
-        x = anchors[i][0] + offsets[i][0] / to_points
-        y = anchors[i][1] + offsets[i][1] / to_points
-        w, h = sizes[i]
-        return x, y, x + w, y + h  # the text's lower left sits at the offset (left/bottom aligned)
-
-    for _ in range(ROUNDS):
-        moved = False
-        for i in range(len(texts)):
-            for j in range(i + 1, len(texts)):
-                push = _overlap(box_of(i), box_of(j))
-                if push is not None:
-                    dx, dy = push
-                    offsets[i][0] -= dx / 2 * to_points
-                    offsets[i][1] -= dy / 2 * to_points
-                    offsets[j][0] += dx / 2 * to_points
-                    offsets[j][1] += dy / 2 * to_points
-                    moved = True
-            for px, py in anchors:
-                marker = (px - POINT_PX, py - POINT_PX, px + POINT_PX, py + POINT_PX)
-                push = _overlap(marker, box_of(i))
-                if push is not None:
-                    offsets[i][0] += push[0] * to_points
-                    offsets[i][1] += push[1] * to_points
-                    moved = True
-            x0, y0, x1, y1 = box_of(i)  # inside the axes
-            shift_x = max(area.x0 - x0, 0.0) - max(x1 - area.x1, 0.0)
-            shift_y = max(area.y0 - y0, 0.0) - max(y1 - area.y1, 0.0)
-            offsets[i][0] += shift_x * to_points
-            offsets[i][1] += shift_y * to_points
-        if not moved:
-            break
+    px_offsets = spread([(float(a[0]), float(a[1])) for a in anchors], sizes,
+                        (area.x0, area.y0, area.x1, area.y1),
+                        [(o[0] / to_points, o[1] / to_points) for o in offsets])
+    offsets = [[dx * to_points, dy * to_points] for dx, dy in px_offsets]
     for t, offset, anchor in zip(texts, offsets, anchors):
         t.xyann = (offset[0], offset[1])
         near = abs(offset[0]) <= 12 and -2 <= offset[1] <= 12
         if near and t.arrow_patch is not None:
             t.arrow_patch.set_visible(False)  # right beside its point: no leader needed
+
+
+Box = tuple[float, float, float, float]
+
+
+def spread(anchors: list[tuple[float, float]], sizes: list[tuple[float, float]], area: Box,
+           offsets: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The repulsion itself, in pixels with y growing upwards: each label's lower left corner sits at
+    its anchor plus its offset; returns the offsets moved so that no two labels overlap, no label
+    covers a point, and all stay inside `area` (x0, y0, x1, y1). The report page's SVG charts use it
+    too (y flipped)."""
+    moved_offsets = [list(o) for o in offsets]
+
+    def box_of(i: int) -> Box:
+        x = anchors[i][0] + moved_offsets[i][0]
+        y = anchors[i][1] + moved_offsets[i][1]
+        w, h = sizes[i]
+        return x, y, x + w, y + h
+
+    for _ in range(ROUNDS):
+        moved = False
+        for i in range(len(anchors)):
+            for j in range(i + 1, len(anchors)):
+                push = _overlap(box_of(i), box_of(j))
+                if push is not None:
+                    dx, dy = push
+                    moved_offsets[i][0] -= dx / 2
+                    moved_offsets[i][1] -= dy / 2
+                    moved_offsets[j][0] += dx / 2
+                    moved_offsets[j][1] += dy / 2
+                    moved = True
+            for px, py in anchors:
+                marker = (px - POINT_PX, py - POINT_PX, px + POINT_PX, py + POINT_PX)
+                push = _overlap(marker, box_of(i))
+                if push is not None:
+                    moved_offsets[i][0] += push[0]
+                    moved_offsets[i][1] += push[1]
+                    moved = True
+            x0, y0, x1, y1 = box_of(i)  # inside the area
+            moved_offsets[i][0] += max(area[0] - x0, 0.0) - max(x1 - area[2], 0.0)
+            moved_offsets[i][1] += max(area[1] - y0, 0.0) - max(y1 - area[3], 0.0)
+        if not moved:
+            break
+    return [(o[0], o[1]) for o in moved_offsets]
 
 
 def text_extent(text: Any, renderer: Any) -> Any:

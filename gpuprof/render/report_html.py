@@ -1,14 +1,17 @@
-"""The report page: one self-contained HTML file (inline CSS, inline SVG charts; no script, no
-font or file fetched), and the same charts as PNG files for a README or slides.
+"""The report page: one self-contained HTML file (inline CSS, inline SVG charts drawn by gpuprof, a
+few lines of inline script for nothing but opening a row's details from a link; no font or file
+fetched), and the charts as PNG files for a README or slides (--png: matplotlib, render/charts.py).
 
-matplotlib draws the charts (already a dependency of `ncu --plot`; Altair/Vega-Lite would need its
-JavaScript runtime fetched or inlined, ~1 MB, to show anything): SVG keeps text as text, so a
-page of 17 tables stays small and searchable.
+The page is where a ladder is understood: a table of contents and a headline (each family's best
+rung against its vendor library, and their geometric mean), then per family its ladders
+(render/page_ladder.py: rate per rung on a linear axis with the samples' spread, the vendor as a
+reference line, each step explained), the rows with their profiler parts on demand
+(render/page_rows.py), the roofline (render/page_roofline.py: measured bytes where ncu ran) and the
+sweeps (render/page_sweeps.py); with --base the compare gate; at the end how it was all measured.
 """
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Callable, Iterable
 from functools import partial
@@ -22,43 +25,57 @@ from gpuprof.commands.report import StoryReport
 from gpuprof.files import HTML_MARK
 from gpuprof.render import charts, units
 from gpuprof.render.library_warnings_view import TF32_MARK, tf32_off
-from gpuprof.render.svg_ladder import ladder_svg
+from gpuprof.render.page_headline import Headline, headline
+from gpuprof.render.page_ladder import ladder_svg, steps, throttled
+from gpuprof.render.page_roofline import roofline_html
+from gpuprof.render.page_rows import details, sanitizer_cell, why_cell
+from gpuprof.render.page_svg import e
+from gpuprof.render.page_sweeps import define_sweeps, size_lines
 from gpuprof.render.tables import footer
 from gpuprof.results import OK, Row, size_label
-from gpuprof.row_parts import CLEAN, FINDINGS, NcuPart, SanitizerPart
 
 _STATUS_CLASS = {"ok": "ok", "wrong": "bad", "fault": "bad", "timeout": "bad", "impossible": "bad",
                  "skipped": "dim"}
 _VERDICT_CLASS = {"SAME": "dim", "FASTER": "ok", "SLOWER": "bad", "INCONCLUSIVE": "warn"}
-# ncu summary keys shown first, where a row's "ncu" has them (the rest follow, scalars only).
-NCU_FIRST = ("limiter", "bound", "verdict", "why", "top_stall", "stall", "duration_ns", "sol_compute_pct",
-             "sol_memory_pct", "achieved_occupancy_pct", "registers", "spills", "dram_bytes", "flop")
-NCU_SHOWN = 6
 
 CSS = """
-
 body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0;color:#1d1d1f;background:#f6f7f9}
 main{max-width:1280px;margin:0 auto;padding:18px 28px 60px}h1{font-size:22px;margin:6px 0 2px}
-h2{font-size:19px;margin:34px 0 6px;border-bottom:2px solid #d0d7de;padding-bottom:4px}
-h3{font-size:15px;margin:18px 0 6px}.meta{color:#57606a;font-size:12.5px}
-.cards{display:flex;flex-wrap:wrap;gap:12px;margin:14px 0}
-.card{background:#fff;border:1px solid #d0d7de;border-radius:8px;padding:10px 14px;min-width:160px}
-.card b{display:block;font-size:20px}.card span{color:#57606a;font-size:12px}
+h2{font-size:19px;margin:30px 0 6px;border-bottom:2px solid #d0d7de;padding-bottom:4px}
+h3{font-size:15px;margin:22px 0 4px}h4{font-size:13px;margin:12px 0 4px}.meta{color:#57606a;font-size:12.5px}
+nav.toc{background:#fff;border:1px solid #d0d7de;border-radius:8px;padding:8px 16px;margin:12px 0;font-size:13px}
+nav.toc ol{margin:4px 0;padding-left:20px;columns:3}nav.toc li{break-inside:avoid}
+nav.toc a{color:#0969da;text-decoration:none}nav.toc a:hover{text-decoration:underline}
+.cards{display:flex;flex-wrap:wrap;gap:10px;margin:10px 0}
+.card{background:#fff;border:1px solid #d0d7de;border-radius:8px;padding:8px 12px;min-width:150px;max-width:290px}
+.card b{display:block;font-size:19px}.card b .ok{color:#1a7f37}.card b .bad{color:#c62828}
+.card span{color:#57606a;font-size:12px}.card a{color:inherit}
 section.family{background:#fff;border:1px solid #d0d7de;border-radius:10px;padding:4px 20px 16px;margin:22px 0}
-.chart svg{max-width:100%;height:auto}.ladder svg{width:100%;max-width:1150px}
-.roofline svg,.sweep svg{width:72%;min-width:640px}
-.charts{display:flex;flex-wrap:wrap;gap:8px;align-items:flex-start}
-table{border-collapse:collapse;font-size:12.5px;margin:6px 0 10px;width:100%}
+.chart svg{max-width:100%;height:auto}.chart{margin:4px 0 8px}
+.scroll{overflow-x:auto}
+table{border-collapse:collapse;font-size:12.5px;margin:6px 0 10px}
+table.rows{width:100%}
 th,td{padding:3px 8px;border-bottom:1px solid #e4e7eb;text-align:right;vertical-align:top;white-space:nowrap}
 th{background:#f0f2f5;font-weight:600}td.l,th.l{text-align:left}
-td.wrap{white-space:normal;text-align:left;max-width:340px}.ok{color:#1a7f37;font-weight:600}
+td.wrap{white-space:normal;text-align:left;min-width:190px;max-width:330px}td.narrow{min-width:110px}.ok{color:#1a7f37;font-weight:600}
 .bad{color:#c62828;font-weight:700}.warn{color:#9a6700;font-weight:600}.dim{color:#6e7781}
-.gm{font-size:13px;margin:2px 0 8px}
+.gm{font-size:13px;margin:2px 0 8px}.empty{color:#57606a;font-style:italic;margin:6px 0}
 .pill{display:inline-block;padding:0 7px;border-radius:9px;background:#eef1f4;margin-right:6px}
-details{margin:8px 0}summary{cursor:pointer;color:#57606a}
+details{margin:6px 0}summary{cursor:pointer;color:#57606a}details.row{border-left:3px solid #d0d7de;padding-left:10px}
+details.row[open]{background:#fbfbfc}.parts{padding:2px 0 8px}
+ul.legend{list-style:none;padding:0;margin:4px 0;font-size:12px;columns:2}
+ul.legend i{display:inline-block;width:10px;height:10px;margin-right:5px;vertical-align:middle}
+td.code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px;white-space:pre;max-width:640px;
+overflow:hidden;text-overflow:ellipsis}
+.heat{display:inline-block;height:9px;background:#d95f02;margin-right:5px;vertical-align:middle}
+ol.advice{font-size:12.5px;padding-left:22px;margin:4px 0}ul.tools{font-size:12.5px;margin:4px 0}
 ul.notes{font-size:12px;color:#57606a;margin:4px 0;padding-left:18px}
 .failures{background:#fff5f5;border:1px solid #f3c4c4;border-radius:8px;padding:8px 14px}
 """
+# Opens a row's <details> when a link to it is followed (the details are closed by default).
+SCRIPT = ("<script>function openRow(){var d=document.getElementById(location.hash.slice(1));"
+          "if(d&&d.tagName==='DETAILS'){d.open=true;}}window.addEventListener('hashchange',openRow);"
+          "openRow();</script>")
 
 # Footnotes of marked rows (a % above 100, the TF32 warning): under their own table, not in the shared notes.
 _ROW_MARKS = ("*", TF32_MARK)
@@ -68,6 +85,9 @@ def page(story: StoryReport) -> str:
     """The whole page as one string."""
     results = story.report.results
     env = results.environment
+    families = story.families()
+    anchors = family_anchors(list(families))
+    top = headline(story)
     parts = [f"<!DOCTYPE html>\n<!-- gpuprof report -->\n<html lang=\"en\"><head><meta charset=\"utf-8\">{HTML_MARK}",
              f"<title>gpuprof report: {_e(story.path.name)}</title><style>{CSS}</style></head><body><main>",
              f"<h1>gpuprof report — {_e(story.path.name)}</h1>",
@@ -76,38 +96,71 @@ def page(story: StoryReport) -> str:
              f"{_e(env.get('driver_version', '?'))} · CUDA runtime {_e(env.get('cuda_runtime', '?'))} · gpuprof "
              f"{_e(env.get('gpuprof_version', '?'))} · {_e(results.created_utc or 'undated')} · "
              f"{len(results.rows)} rows</div>")]
-    parts.append(_summary_cards(story))
-    if not charts.available():
-        parts.append(f"<p class=\"meta nocharts\">{_e(charts.NO_MATPLOTLIB)}.</p>")
+    parts.append(_contents(story, families, anchors))
+    parts.append(_headline_section(story, top, anchors))
     parts.append(_failures(story))
     if story.gate is not None:
         parts.append(_gate_section(story))
-    for family, tables in story.families().items():
-        parts.append(_family_section(story, family, tables))
-    parts.append(_how_measured(story))
-    parts.append("</main></body></html>\n")
+    shared = _shared_notes(story)
+    for family, tables in families.items():
+        parts.append(_family_section(story, family, tables, anchors[family], shared))
+    parts.append(_how_measured(shared))
+    parts.append(f"</main>{SCRIPT}</body></html>\n")
     return "".join(parts)
 
 
-def _summary_cards(story: StoryReport) -> str:
-    run = story.run
+def family_anchors(names: list[str]) -> dict[str, str]:
+    """Each family's section id, unique on the page even where two names slug alike."""
+    return {name: f"family-{slug}" for name, slug in unique_slugs(names).items()}
+
+
+def table_anchor(family_anchor: str, index: int) -> str:
+    return f"{family_anchor}-t{index + 1}"
+
+
+def _contents(story: StoryReport, families: dict[str, list[Table]], anchors: dict[str, str]) -> str:
+    items = ["<li><a href=\"#headline\">Headline</a></li>"]
+    if story.report.failed:
+        items.append("<li><a href=\"#failures\">Failures</a></li>")
+    if story.gate is not None:
+        items.append("<li><a href=\"#gate\">Compare gate</a></li>")
+    for family, tables in families.items():
+        sizes = ", ".join(_sizes(t) for t in tables)
+        items.append(f"<li><a href=\"#{anchors[family]}\">{_e(family)}</a> <span class=\"dim\">{_e(sizes)}</span></li>")
+    items.append("<li><a href=\"#how-measured\">How the figures are computed</a></li>")
+    return f"<nav class=\"toc\" id=\"contents\"><b>Contents</b><ol>{''.join(items)}</ol></nav>"
+
+
+def _sizes(table: Table) -> str:
+    return ", ".join(charts.largest_first({size_label(r.size) for r in table.rows if not _capped(r, table)}) or
+                     charts.largest_first({size_label(r.size) for r in table.rows}))
+
+
+def _capped(row: Row, table: Table) -> bool:
+    """A row put back into its table from a capped size (commands/report.capped_into_their_tables)."""
+    sizes = [math.prod(r.size.values()) for r in table.rows]
+    return bool(sizes) and math.prod(row.size.values()) < max(sizes)
+
+
+def _headline_section(story: StoryReport, top: Headline, anchors: dict[str, str]) -> str:
+    cards = []
+    for best in top.best:
+        versus = (f"{best.vs_vendor:.3g}× {_e(best.vendor)}" if best.vs_vendor is not None
+                  else "no vendor row")
+        cards.append((f"<a href=\"#{anchors[best.family]}\">{versus}</a>",
+                      f"{best.family}: best rung {best.variant} ({best.rate}) at {best.size}"))
+    if top.geomean is not None:
+        families = f"{top.geomean_n} famil{'ies' if top.geomean_n != 1 else 'y'}"
+        cards.append((_e(f"{top.geomean:.3g}×"), f"geomean of the best rungs vs their vendor library ({families})"))
     failed = story.report.failed
-    cards = [
-        (_times(run.vs_baseline), f"geomean speedup over each table's baseline ({run.vs_baseline_n} rungs)"),
-        (_times(run.vs_vendor), f"geomean vs the vendor library ({run.vs_vendor_n} rungs)"),
-        (str(len(story.report.tables)), "tables (family × size × mode)"),
-        (str(len(failed)), "rows failed" if failed else "rows failed: every row checked OK or skipped"),
-    ]
+    cards.append((_e(str(len(failed))), "rows failed" if failed else "rows failed: every row checked OK or skipped"))
     if story.gate is not None:
         failing = gate_failures(story.gate)
-        cards.append(("FAIL" if failing else "PASS", f"compare gate vs {story.base.name if story.base else 'BASE'}"))
-    body = "".join(f"<div class=\"card\"><b class=\"{_card_class(value)}\">{_e(value)}</b><span>{_e(words)}"
-                   "</span></div>" for value, words in cards)
-    return f"<div class=\"cards\">{body}</div>"
-
-
-def _card_class(value: str) -> str:
-    return {"FAIL": "bad", "PASS": "ok"}.get(value, "")
+        cards.append((f"<span class=\"{'bad' if failing else 'ok'}\">{'FAIL' if failing else 'PASS'}</span>",
+                      f"compare gate vs {story.base.name if story.base else 'BASE'}"))
+    body = "".join(f"<div class=\"card\"><b>{value}</b><span>{_e(words)}</span></div>" for value, words in cards)
+    return (f"<h2 id=\"headline\">Headline</h2><div class=\"cards\">{body}</div>"
+            f"<p class=\"meta\">{_e(top.note)}</p>")
 
 
 def _failures(story: StoryReport) -> str:
@@ -116,7 +169,7 @@ def _failures(story: StoryReport) -> str:
         return ""
     items = "".join(f"<li><b>{_e(r.id)}</b> <span class=\"bad\">{_e(r.check.status.upper())}</span> "
                     f"{_e('; '.join(r.check.reasons))}</li>" for r in failed)
-    return f"<div class=\"failures\"><b>Failures</b><ul>{items}</ul></div>"
+    return f"<div class=\"failures\" id=\"failures\"><b>Failures</b><ul>{items}</ul></div>"
 
 
 def _gate_section(story: StoryReport) -> str:
@@ -124,7 +177,8 @@ def _gate_section(story: StoryReport) -> str:
     assert gate is not None
     counts = ", ".join(f"{n} {status.value}" for status, n in gate.counts().items() if n)
     failing = gate_failures(gate)
-    lines = [f"<h2>Compare gate: {_e(story.path.name)} against {_e(story.base.name if story.base else 'BASE')}</h2>",
+    base = story.base.name if story.base else "BASE"
+    lines = [f"<h2 id=\"gate\">Compare gate: {_e(story.path.name)} against {_e(base)}</h2>",
              (f"<p class=\"gm\">preset <b>{_e(getattr(gate.policy, 'name', ''))}</b> · {_e(counts)}"
              f" · {'<span class=bad>FAIL</span>' if failing else '<span class=ok>PASS</span>'}</p>")]
     if failing:
@@ -164,58 +218,79 @@ def _trend_bar(ratio: float | None, low: float | None, high: float | None, statu
             f"stroke=\"#bbb\"/>{interval}<circle cx=\"{x(ratio):.1f}\" cy=\"7\" r=\"3.5\" fill=\"{colour}\"/></svg>")
 
 
-def _family_section(story: StoryReport, family: str, tables: list[Table]) -> str:
+def _family_section(story: StoryReport, family: str, tables: list[Table], anchor: str,
+                    shared: set[str]) -> str:
     index_of = {id(t): i for i, t in enumerate(story.report.tables)}
     summary = tables[0].family.summary
-    parts = [(f"<section class=\"family\" id=\"family-{_e(charts.slug(family))}\"><h2>{_e(family)}"
+    parts = [(f"<section class=\"family\" id=\"{anchor}\"><h2>{_e(family)}"
              f"<span class=\"meta\"> — {_e(summary)}</span></h2>")]
-    drawn = charts.available()
     all_rows: list[Row] = []
-    for table in tables:
+    ceilings = story.report.ceilings
+    for number, table in enumerate(tables):
         speedups = story.speedups[index_of[id(table)]]
-        sizes = ", ".join(charts.largest_first({size_label(r.size) for r in table.rows}))
-        parts.append(f"<h3>{_e(family)} at {_e(sizes)} ({_e(table.mode)} timing)</h3>")
+        parts.append(f"<h3 id=\"{table_anchor(anchor, number)}\">{_e(family)} at {_e(_sizes(table))} "
+                     f"({_e(table.mode)} timing)</h3>")
         parts.append(_geomean_line(speedups, table))
-        ladder = charts.svg_text(charts.ladder_figure(table)) if drawn else ladder_svg(table)
-        parts.append(f"<div class=\"chart ladder\">{ladder}</div>")
+        explained = steps([r for r in table.rows if not r.vendor], lambda r: r.ncu, ceilings)
+        ladder = ladder_svg(table, explained, ceilings)
+        parts.append(f"<div class=\"chart ladder\">{ladder}</div>" if ladder else _no_ladder(table))
         parts.append(_rows_table(story, table))
+        parts += [d for r in table.rows if (d := details(r))]
+        notes = [line for line in footer(table, ceilings, story.report.results.environment)
+                 if line not in shared and not _row_note(line, table)]
+        if notes:
+            parts.append("<details class=\"notes\"><summary>how this table's figures are computed</summary>"
+                         "<ul class=\"notes\">" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul></details>")
         all_rows += table.rows
-    if drawn:
-        parts += _family_charts(story, family, all_rows)
+    parts.append(f"<h3>{_e(family)} roofline</h3>")
+    roofline = roofline_html(family, all_rows, ceilings, lambda r: r.ncu)
+    parts.append(f"<div class=\"chart roofline\">{roofline}</div>" if roofline.startswith("<svg") else roofline)
+    sizes = size_lines(family, all_rows)
+    sweeps = define_sweeps(family, all_rows)
+    if sizes or sweeps:
+        parts.append(f"<h3>{_e(family)} across sizes and configurations</h3>")
+    parts += [f"<div class=\"chart sweep\">{svg}</div>" if svg.startswith("<svg") else svg
+              for svg in ([sizes] if sizes else []) + sweeps]
     parts.append("</section>")
     return "".join(parts)
 
 
-def _family_charts(story: StoryReport, family: str, all_rows: list[Row]) -> list[str]:
-    """The family's roofline and its sweeps, as inline SVG (matplotlib draws them)."""
-    title = f"{family} roofline: every timed row at its intensity, under the roofs of the file's GPU"
-    figure = charts.roofline_figure(all_rows, story.report.ceilings, title)
-    parts = [f"<div class=\"chart roofline\">{charts.svg_text(figure)}</div>"]
-    for (fam, variant, size), members in charts.sweep_groups(all_rows).items():
-        references = [r for r in all_rows if r.size == members[0].size and r not in members and r.vendor]
-        figure = charts.sweep_figure(members, references, f"{fam} sweep of {variant} at {size}: rate per configuration")
-        parts.append(f"<div class=\"chart sweep\">{charts.svg_text(figure)}</div>")
-    return parts
+def _no_ladder(table: Table) -> str:
+    statuses: dict[str, int] = {}
+    rungs = [r for r in table.rows if not r.vendor]
+    if not rungs:
+        return "<p class=\"empty\">No ladder: this table holds only vendor rows.</p>"
+    for r in rungs:
+        status = r.check.status.upper() if r.check.status != OK else "not timed"
+        statuses[status] = statuses.get(status, 0) + 1
+    said = ", ".join(f"{n} {status}" for status, n in statuses.items())
+    return f"<p class=\"empty\">No ladder: no rung of this table has a rate ({_e(said)}).</p>"
+
+
+def _row_note(line: str, table: Table) -> bool:
+    return any(line.startswith(f"{r.variant}:") for r in table.rows) or line.startswith(_ROW_MARKS)
 
 
 def _geomean_line(speedups: Speedups, table: Table) -> str:
     best = speedups.best
-    pills = [f"geomean {_times(speedups.vs_baseline)} vs {_e(table.baseline)} ({speedups.vs_baseline_n} rungs)"
-             if table.baseline else "no baseline rung in this table",
-             f"geomean {_times(speedups.vs_vendor)} vs {_e(table.vendor)} ({speedups.vs_vendor_n} rungs)"
-             if table.vendor else "no vendor row in this table"]
+    pills = []
     if best is not None and best.derived is not None:
-        pills.append(f"best rung {_e(best.variant)}: {_times(best.derived.vs_baseline)} vs "
-                     f"{_e(table.baseline or '-')}, {_times(best.derived.vs_vendor)} vs {_e(table.vendor or '-')}")
+        pills.append(f"best rung <b>{_e(best.variant)}</b>: {_times(best.derived.vs_vendor)} vs "
+                     f"{_e(table.vendor or '-')}, {_times(best.derived.vs_baseline)} vs {_e(table.baseline or '-')}")
+    rungs = f"{speedups.vs_baseline_n} rung{'s' if speedups.vs_baseline_n != 1 else ''}"
+    pills.append(f"geomean of {rungs}: {_times(speedups.vs_baseline)} vs {_e(table.baseline)}"
+                 if table.baseline else "no baseline rung in this table")
+    if table.vendor:
+        pills.append(f"{_times(speedups.vs_vendor)} vs {_e(table.vendor)}")
     return "<p class=\"gm\">" + "".join(f"<span class=\"pill\">{p}</span>" for p in pills) + "</p>"
 
 
 def _rows_table(story: StoryReport, table: Table) -> str:
     unit, scale = charts.rate_unit(table.rate_kind)
     with_gate = story.gate is not None
-    with_ncu = any(r.ncu for r in table.rows)
+    with_ncu = any(r.ncu is not None for r in table.rows)
     with_sanitizer = any(r.sanitizer is not None for r in table.rows)
-    head = ["variant", "check", "median", "spread", "p25–p75", "samples", unit, "% ceiling",
+    head = ["variant", "check", "median", "p25–p75", "samples", unit, "% ceiling",
             f"vs {table.baseline or '-'}", f"vs {table.vendor or '-'}"]
     head += ["vs BASE"] if with_gate else []
     head += ["ncu: why"] if with_ncu else []
@@ -227,13 +302,17 @@ def _rows_table(story: StoryReport, table: Table) -> str:
         check = _e_status(r.check.status.upper(), {k.upper(): v for k, v in _STATUS_CLASS.items()})
         if r.check.max_rel_error is not None:
             check += f" <span class=\"dim\">{r.check.max_rel_error:.1e}</span>"
+        samples = f"{summary.n} {_e(r.timing.stop_reason)}" if summary and r.timing else "-"
+        if throttle := throttled(r):
+            samples += f" <span class=\"warn\">{_e(throttle)}</span>"
+        size = f" <span class=\"dim\">at {_e(size_label(r.size))}</span>" if _capped(r, table) else ""
         cells: list[tuple[str, str] | tuple[str, str, bool]] = [
-            (r.variant + (" (vendor)" if r.vendor else "") + (f" {TF32_MARK}" if tf32_off(r) else ""), "l"),
+            (_e(r.variant + (" (vendor)" if r.vendor else "") + (f" {TF32_MARK}" if tf32_off(r) else "")) + size,
+             "l", True),
             (check, "l", True),
             (units.seconds(summary.median_s) if summary else "-", ""),
-            (units.percent(summary.rel_spread, 2) if summary else "-", ""),
             (f"{units.seconds(summary.p25_s)} – {units.seconds(summary.p75_s)}" if summary else "-", ""),
-            (f"{summary.n} {r.timing.stop_reason}" if summary and r.timing else "-", ""),
+            (samples, "", True),
             (f"{d.rate / scale:.3g}" if d and d.rate else "-", ""),
             (f"{d.pct_of_ceiling:.1f} %" if d and d.pct_of_ceiling is not None else "-", ""),
             (units.ratio(d.vs_baseline) if d else "-", ""),
@@ -245,65 +324,57 @@ def _rows_table(story: StoryReport, table: Table) -> str:
                     if verdict else "<span class=\"dim\">new row</span>")
             cells.append((text, "l", True))
         if with_ncu:
-            cells.append((_e(ncu_why(r.ncu)), "wrap"))
+            cells.append((why_cell(r, r.ncu), "wrap", True))
         if with_sanitizer:
-            cells.append((sanitizer_verdict(r.sanitizer), "wrap", True))
+            cells.append((sanitizer_cell(r, r.sanitizer), "wrap narrow", True))
         body.append(cells)
     notes = [line for line in footer(table, story.report.ceilings, story.report.results.environment)
-             if any(line.startswith(f"{r.variant}:") for r in table.rows) or line.startswith(_ROW_MARKS)]
+             if _row_note(line, table)]
     note_html = "<ul class=\"notes\">" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>" if notes else ""
-    return _table(head, body) + note_html
+    return f"<div class=\"scroll\">{_table(head, body, 'rows')}</div>" + note_html
 
 
-def ncu_why(ncu: NcuPart | None) -> str:
-    """A row's ncu summary in one line: the binding roof and top stall first, then a few figures."""
-    if ncu is None:
-        return ""
-    if ncu.error:
-        return f"not profiled: {ncu.error}"
-    stall = f"{ncu.top_stall} {ncu.top_stall_pct:.0f} %" if ncu.top_stall and ncu.top_stall_pct is not None \
-        else ncu.top_stall
-    figures = [("limiter", ncu.limiter), ("top stall", stall),
-               ("time", units.seconds(ncu.duration_ns * 1e-9) if ncu.duration_ns is not None else None),
-               ("occupancy", f"{ncu.achieved_occupancy_pct:.0f} %" if ncu.achieved_occupancy_pct is not None
-                else None),
-               ("registers", ncu.registers), ("DRAM", units.nbytes(ncu.dram_bytes) if ncu.dram_bytes else None),
-               ("flop", _value(ncu.flop) if ncu.flop is not None else None)]
-    return "; ".join([f"{name}: {value}" for name, value in figures if value is not None][:NCU_SHOWN])
-
-
-def sanitizer_verdict(sanitizer: SanitizerPart | None) -> str:
-    """Clean, or the findings (their count and the first one), or why not judged; HTML."""
-    if sanitizer is None:
-        return ""
-    skipped = [tool for tool, said in sanitizer.tools.items() if said.startswith("skipped")]
-    where = f" <span class=\"dim\">({_e(', '.join(skipped))} skipped)</span>" if skipped else ""
-    if sanitizer.verdict == CLEAN:
-        return f"<span class=\"ok\">clean</span>{where}"
-    if sanitizer.verdict == FINDINGS:
-        count = sanitizer.findings
-        first = f": {_e(sanitizer.first[:160])}" if sanitizer.first else ""
-        return f"<span class=\"bad\">{count} finding{'s' if count != 1 else ''}</span>{where}{first}"
-    why = "; ".join(f"{tool}: {said.removeprefix('not judged: ')}" for tool, said in sanitizer.tools.items()
-                    if said.startswith("not judged"))
-    return "<span class=\"warn\">not judged</span>" + (f": {_e(why)}" if why else "")
-
-
-def _how_measured(story: StoryReport) -> str:
-    lines: dict[str, None] = {}
+def _shared_notes(story: StoryReport) -> set[str]:
+    """Footer lines that two or more tables share (or the only table has): printed once, at the end."""
+    seen: dict[str, int] = {}
     for table in story.report.tables:
-        for line in footer(table, story.report.ceilings, story.report.results.environment):
-            if not any(line.startswith(f"{r.variant}:") for r in table.rows) and not line.startswith(_ROW_MARKS):
-                lines.setdefault(line, None)
-    items = "".join(f"<li>{_e(line)}</li>" for line in lines)
-    geomean = ("geomean: the geometric mean of the speedups of every rung (rows that passed, not the vendor's; "
-               "the baseline itself left out), per table and over the whole run.")
-    return f"<h2>How the figures are computed</h2><ul class=\"notes\">{items}<li>{_e(geomean)}</li></ul>"
+        for line in dict.fromkeys(footer(table, story.report.ceilings, story.report.results.environment)):
+            if not _row_note(line, table):
+                seen[line] = seen.get(line, 0) + 1
+    single = len(story.report.tables) == 1
+    return {line for line, n in seen.items() if n > 1 or single}
 
 
-def _table(head: list[str], rows: Iterable[list[Any]]) -> str:
-    out = ["<table><thead><tr>"]
-    out += [f"<th class=\"{'l' if i < 2 else ''}\">{_e(h)}</th>" for i, h in enumerate(head)]
+def _how_measured(shared: set[str]) -> str:
+    items = "".join(f"<li>{_e(line)}</li>" for line in sorted(shared, key=_note_order))
+    geomean = ("headline: each family's best rung (its fastest row that passed and is not the vendor's, in the "
+               "family's largest table with a vendor row) against the vendor library; their geometric mean. "
+               "Per table, the geomean is over the table's rungs (the baseline itself left out of the speedup "
+               "over the baseline).")
+    bars = ("ladders: bars on a linear axis from 0; the error bar is the rate at the samples' 25th and 75th "
+            "percentile times; vendor rows and the ceiling are the dashed reference lines. The line under a bar: "
+            "what changed from the rung before and which limiter moved, from the row's ncu counters "
+            "(gpuprof ncu --ladder's words), else the variant's technique.")
+    roofline = ("rooflines: a row with ncu counters stands at its measured FLOP per DRAM byte (and per L2 and L1 "
+                "byte where kept), else at the family's model; the roof that binds a row is drawn bold.")
+    return (f"<h2 id=\"how-measured\">How the figures are computed</h2><ul class=\"notes\">{items}"
+            f"<li>{_e(geomean)}</li><li>{_e(bars)}</li><li>{_e(roofline)}</li></ul>")
+
+
+def _note_order(line: str) -> tuple[int, str]:
+    for i, start in enumerate(("timing", "check", "speedups", "%")):
+        if line.startswith(start):
+            return i, line
+    return 9, line
+
+
+def _table(head: list[str], rows: Iterable[list[Any]], css: str = "") -> str:
+    rows = list(rows)
+    # A header sits over its column: left where the column's text is (names, words), right over numbers.
+    left = [i < 2 or any(len(r) > i and r[i][1] in ("l", "wrap", "wrap narrow") for r in rows)
+            for i in range(len(head))]
+    out = [f"<table class=\"{css}\"><thead><tr>"]
+    out += [f"<th class=\"{'l' if left[i] else ''}\">{_e(h)}</th>" for i, h in enumerate(head)]
     out.append("</tr></thead><tbody>")
     for cells in rows:
         out.append("<tr>")
@@ -317,7 +388,7 @@ def _table(head: list[str], rows: Iterable[list[Any]]) -> str:
 
 
 def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    return e(text)
 
 
 def _e_status(text: str, classes: dict[str, str]) -> str:
