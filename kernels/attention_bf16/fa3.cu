@@ -27,7 +27,7 @@
 #include "../gemm_bf16/hopper.cuh"   // TMA, mbarriers, descriptors, wgmma fences, setmaxnreg
 
 #ifndef STAGES
-#define STAGES 2           // K/V ring depth (32 KB of K and 32 KB of V per stage at D = 128)
+#define STAGES 3           // K/V ring depth (32 KB of K and 32 KB of V per stage at D = 128; 3: 225 KB in all)
 #endif
 #ifndef GROUP_HEADS
 #define GROUP_HEADS 8      // (b, h) heads whose query blocks are interleaved in launch order
@@ -397,7 +397,7 @@ static __device__ __forceinline__ void fa3_body(const TensorMap* tmQ, const Tens
 }
 
 // grid = (ceil(S/BM), B*H), block = (NUM_THREADS) = 384, dynamic shared memory = SMEM_BYTES_D(64)
-// = (BM + 2*STAGES*BN)*64*2 + 1024 = 82944 bytes (defaults). tmQ, tmK, tmV: tensor maps of the
+// = (BM + 2*STAGES*BN)*64*2 + 1024 = 115712 bytes (defaults). tmQ, tmK, tmV: tensor maps of the
 // (B·H·S) × 64 views, BF16, boxes of 128 rows × 64 columns, 128B swizzle.
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
 attn_fa3_d64(const __grid_constant__ TensorMap tmQ, const __grid_constant__ TensorMap tmK,
@@ -408,7 +408,7 @@ attn_fa3_d64(const __grid_constant__ TensorMap tmQ, const __grid_constant__ Tens
     fa3_body<64>(&tmQ, &tmK, &tmV, O, S, causal);
 }
 
-// grid = (ceil(S/BM), B*H), block = (NUM_THREADS), dynamic shared memory = SMEM_BYTES = 164864 bytes
+// grid = (ceil(S/BM), B*H), block = (NUM_THREADS), dynamic shared memory = SMEM_BYTES = 230400 bytes
 // (defaults); the tensor maps as above over the (B·H·S) × 128 views.
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
 attention_bf16_fa3(const __grid_constant__ TensorMap tmQ, const __grid_constant__ TensorMap tmK,
