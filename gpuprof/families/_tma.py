@@ -2,7 +2,8 @@
 cuTensorMapEncodeTiled (libcuda.so.1 through ctypes, no new dependency) and returned as a 128-byte
 NumPy structured scalar that CuPy passes by value as a kernel's `const __grid_constant__ TensorMap`
 argument. tiled_2d_args is the pure part (the argument arrays of one row-major matrix), kept apart
-so it can be checked without a GPU."""
+so it can be checked without a GPU; tensor_maps builds the maps a variant's manifest asks for
+(options.tma_box_NAME), shared by the families whose plan "tma" passes buffers as tensor maps."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy
+
+from gpuprof.errors import InputError
+from gpuprof.variants.expressions import evaluate
 
 # Enum values of the toolkit's cuda.h (CUDA 12.x/13.0, unchanged since CUDA 12.0).
 CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0        # CUtensorMapDataType
@@ -129,3 +133,28 @@ def encode_2d(address: int, rows: int, cols: int, box_rows: int, box_cols: int, 
     says otherwise), boxes of box_rows×box_cols, swizzle_bytes swizzle, 256-byte L2 promotion."""
     return encode_tiled(tiled_2d_args(address, rows, cols, box_rows, box_cols,
                                       element_bytes=element_bytes, swizzle_bytes=swizzle_bytes))
+
+
+TMA_OPTION = "tma_box_"  # options.tma_box_A = "BM,BK": buffer A passed as a tensor map of BM×BK boxes
+
+
+def tensor_maps(variant: Any, inputs: dict[str, Any], names: tuple[str, ...]) -> dict[str, numpy.void]:
+    """The tensor map of each buffer the variant's options name (options.tma_box_NAME = "rows,cols", each
+    an expression over the defines), by buffer name; `names` are the buffers the family allows. A buffer
+    of any rank is mapped as the row-major matrix of its last dimension's rows: (B, H, S, D) as
+    (B·H·S) × D."""
+    boxes = {key.removeprefix(TMA_OPTION): value for key, value in variant.options.items()
+             if key.startswith(TMA_OPTION)}
+    if not boxes or any(name not in names or not isinstance(box, str) or box.count(",") != 1
+                        for name, box in boxes.items()):
+        keys = " and/or ".join(f"{TMA_OPTION}{name}" for name in names)
+        raise InputError(f"variant {variant.name!r}: plan \"tma\" needs options {keys}, each \"rows,cols\" of "
+                         f"the tensor map's box as expressions over the defines, e.g. "
+                         f"{{ {TMA_OPTION}{names[0]} = \"128,64\" }}")
+    maps = {}
+    for name, box in boxes.items():
+        rows, cols = (evaluate(e.strip(), variant.defines) for e in box.split(","))
+        array = inputs[name]
+        width = array.shape[-1]
+        maps[name] = encode_2d(array.data.ptr, array.size // width, width, rows, cols)
+    return maps

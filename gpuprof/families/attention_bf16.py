@@ -23,8 +23,11 @@ DISTRIBUTIONS = ("normal", "uniform", "peaked")
 PEAKED_SCALE = 8.0
 # `plan` in the manifest: "one" (default) one launch on the manifest's grid; "three_kernels" the naive
 # scores -> softmax -> P·V through an FP32 workspace of B·H·S² scores (helpers scores, softmax, pv);
-# "by_head_dim" the instantiation for the size's head dim (helpers d64, d128).
-PLANS = ("one", "three_kernels", "by_head_dim")
+# "by_head_dim" the instantiation for the size's head dim (helpers d64, d128); "tma" as "by_head_dim"
+# (when the helpers name one per head dim), with the buffers options.tma_box_Q/K/V name passed as TMA
+# tensor maps of their (B·H·S) × D views (the kernel's __grid_constant__ parameters).
+PLANS = ("one", "three_kernels", "by_head_dim", "tma")
+TMA_BUFFERS = ("Q", "K", "V")
 # Each query's output is a weighted mean of V's rows with a scale of its own: with the causal mask the
 # first queries average a few rows (|o| ~ |v|) and the last thousands (|o| ~ |v| / sqrt(S)), so one rms
 # over the whole output would judge the first rows' rounding against the last rows' size. "row": each
@@ -121,13 +124,17 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
     if chosen == "three_kernels":
         return _three_kernels(variant, functions, inputs, out, size)
     fn, grid, block, smem = functions[variant.kernel], ctx.grid, ctx.block, ctx.shared_mem
-    if chosen == "by_head_dim":
+    if chosen == "by_head_dim" or (chosen == "tma" and f"d{size['d']}" in variant.helpers):
         fn = _keys.helper(variant, functions, f"d{size['d']}")
         per_dim = variant.options.get("smem_per_head_dim")  # the instantiation's own shared memory
         if per_dim is not None:
             smem = evaluate(str(per_dim), variant.defines) * size["d"]
         if smem > 48 * 1024:  # opt in per instantiation (the launch factory did so for the main kernel only)
             fn.max_dynamic_shared_size_bytes = smem
+    if chosen == "tma":  # built once here (untimed) for the buffers' addresses, fixed for the closure
+        from gpuprof.families._tma import tensor_maps  # the driver's library only when a plan needs it
+
+        inputs = {**inputs, **tensor_maps(variant, inputs, TMA_BUFFERS)}
     args = kernel_args(inputs, out, size)
 
     def launch(stream: Any) -> None:

@@ -9,13 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from gpuprof.errors import InputError
 from gpuprof.families import _bf16, _keys, _torch
 from gpuprof.families._random import generator
 from gpuprof.families._rounding import FP32
 from gpuprof.families.op_host import draw
 from gpuprof.gpu import cupy
-from gpuprof.variants.expressions import evaluate
 
 RATE = "flop"
 FORMULA = "TFLOP/s = 2·M·N·K (a multiply and an add per term) / median time"
@@ -92,7 +90,9 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
     the buffers its options name (tma_box_A = "BM,BK": rows and columns of the box over the defines),
     built once here (the untimed set-up) for the buffers' addresses, which stay fixed for the launch
     closure."""
-    passed = {**inputs, **_tensor_maps(variant, inputs)} if _keys.plan(variant, PLANS) == "tma" else inputs
+    from gpuprof.families._tma import tensor_maps  # the driver's library only when a plan needs it
+
+    passed = {**inputs, **tensor_maps(variant, inputs, ("A", "B"))} if _keys.plan(variant, PLANS) == "tma" else inputs
     args = kernel_args(passed, out, size)
     fn, grid, block, smem = functions[variant.kernel], ctx.grid, ctx.block, ctx.shared_mem
 
@@ -100,28 +100,6 @@ def plan(variant: Any, functions: dict[str, Any], inputs: dict[str, Any], out: A
         fn(grid, block, args, stream=stream, shared_mem=smem)
 
     return launch
-
-
-TMA_OPTION = "tma_box_"  # options.tma_box_A = "BM,BK": buffer A passed as a tensor map of BM×BK boxes
-
-
-def _tensor_maps(variant: Any, inputs: dict[str, Any]) -> dict[str, Any]:
-    """The tensor map of each buffer the variant's options name, by buffer name."""
-    from gpuprof.families._tma import encode_2d
-
-    boxes = {key.removeprefix(TMA_OPTION): value for key, value in variant.options.items()
-             if key.startswith(TMA_OPTION)}
-    if not boxes or any(name not in ("A", "B") or not isinstance(box, str) or box.count(",") != 1
-                        for name, box in boxes.items()):
-        raise InputError(f"variant {variant.name!r}: plan \"tma\" needs options tma_box_A and/or tma_box_B, "
-                         "each \"rows,cols\" of the tensor map's box as expressions over the defines, "
-                         "e.g. { tma_box_A = \"BM,BK\" }")
-    maps = {}
-    for name, box in boxes.items():
-        rows, cols = (evaluate(e.strip(), variant.defines) for e in box.split(","))
-        array = inputs[name]
-        maps[name] = encode_2d(array.data.ptr, array.shape[0], array.shape[1], rows, cols)
-    return maps
 
 
 def vendor_launch(call: str, inputs: dict[str, Any], out: Any, size: dict[str, int]):

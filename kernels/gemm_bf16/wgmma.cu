@@ -21,6 +21,8 @@
 
 #include <cuda_bf16.h>
 
+#include "hopper.cuh"  // TMA, mbarriers, descriptors, wgmma fences, setmaxnreg
+
 #ifndef STAGES
 #define STAGES 4          // shared-memory pipeline depth (48 KB per stage: 16 KB of A, 32 KB of B)
 #endif
@@ -59,81 +61,6 @@ static_assert(PRODUCER_REGS % 8 == 0 && CONSUMER_REGS % 8 == 0 && PRODUCER_REGS 
 static_assert(128 * PRODUCER_REGS + 128 * NUM_CONSUMERS * CONSUMER_REGS <= 65536,
               "the warpgroups' registers must fit the 64K-register file");
 
-// The driver's CUtensorMap (cuda.h), opaque: 128 bytes, 64-byte aligned, passed by value.
-struct alignas(64) TensorMap { unsigned long long opaque[16]; };
-
-static __device__ __forceinline__ unsigned smem_u32(const void* p)
-{
-    return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-// ---- mbarrier --------------------------------------------------------------------------------
-static __device__ __forceinline__ void mbar_init(unsigned bar, unsigned count)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-static __device__ __forceinline__ void mbar_expect_tx(unsigned bar, unsigned bytes)  // arrive + expect bytes
-{
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-static __device__ __forceinline__ void mbar_arrive(unsigned bar)
-{
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-// Returns once the phase of parity `parity` has completed (the barrier's current phase differs).
-static __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity)
-{
-    asm volatile(
-        "{\n"
-        ".reg .pred done;\n"
-        "WAIT_%=:\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-        "@!done bra WAIT_%=;\n"
-        "}\n" ::"r"(bar), "r"(parity) : "memory");
-}
-
-// ---- TMA -------------------------------------------------------------------------------------
-// 2-D tile load: box at (c0 = column / innermost, c1 = row) of the tensor map into shared memory,
-// completing `bytes` of transaction count on `bar`.
-static __device__ __forceinline__ void tma_load_2d(unsigned dst, const TensorMap* map, unsigned bar, int c0, int c1)
-{
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
-        ::"r"(dst), "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(c0), "r"(c1) : "memory");
-}
-
-// ---- WGMMA -----------------------------------------------------------------------------------
-// Shared-memory matrix descriptor, K-major with the 128-byte swizzle (cute::GmmaDescriptor):
-// bits 0-13 start address >> 4, 16-29 leading byte offset >> 4 (unused when swizzled: 1),
-// 32-45 stride byte offset >> 4 (8 rows × 128 B = 1024 between 8-row core-matrix groups),
-// 49-51 base offset (0: tiles are 1024-byte aligned), 62-63 layout (1 = 128B swizzle).
-static __device__ __forceinline__ unsigned long long smem_desc(unsigned addr)
-{
-    return (static_cast<unsigned long long>((addr & 0x3FFFF) >> 4))
-         | (1ull << 16)
-         | (static_cast<unsigned long long>(1024 >> 4) << 32)
-         | (1ull << 62);
-}
-static __device__ __forceinline__ void wgmma_fence()
-{
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-}
-static __device__ __forceinline__ void wgmma_commit()
-{
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-}
-template <int N>
-static __device__ __forceinline__ void wgmma_wait()
-{
-    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
-// Keeps the compiler from moving accumulator reads/writes across a wgmma fence or wait.
-static __device__ __forceinline__ void acc_fence(float (&d)[128])
-{
-#pragma unroll
-    for (int i = 0; i < 128; ++i)
-        asm volatile("" : "+f"(d[i])::"memory");
-}
 // D[64×256] += A[64×16] · B[256×16]ᵀ, both operands K-major in shared memory (trans-a = trans-b = 0).
 static __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], unsigned long long da, unsigned long long db)
 {
@@ -168,17 +95,6 @@ static __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], unsigne
           "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
           "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
         : "l"(da), "l"(db));
-}
-
-template <int N>
-static __device__ __forceinline__ void setmaxnreg_inc()
-{
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
-}
-template <int N>
-static __device__ __forceinline__ void setmaxnreg_dec()
-{
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
 }
 
 // Tile t of (M/BM) × (N/BN) in GROUP_M-grouped order: GROUP_M tile rows, column by column.

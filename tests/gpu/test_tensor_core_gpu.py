@@ -1,5 +1,5 @@
 """On a GPU: the tensor-core families (issue 36). Every rung of gemm_bf16 and attention_bf16 is OK at
-its check sizes and a small benchmark size, both masks; on Hopper `wgmma` (sm_90a, TMA) among them;
+its check sizes and a small benchmark size, both masks; on Hopper `wgmma` and `fa3` (sm_90a, TMA) among them;
 with ncu, the ladder judges the tensor-core rungs against a tensor roof (the HMMA or HGMMA dense
 path's peak), not the FP32 pipe's."""
 
@@ -43,6 +43,23 @@ def test_every_rung_is_ok(family, size):
         if row.check.status == results.SKIPPED and variant.vendor:
             continue  # an SDPA backend this machine's PyTorch lacks
         assert row.check.status == results.OK, (row.variant, row.check.reasons)
+
+
+@pytest.mark.parametrize("size", [
+    {"b": 1, "h": 3, "s": 515, "d": 128, "causal": 1},   # ragged last tile, diagonal tiles, 5 key tiles
+    {"b": 2, "h": 2, "s": 640, "d": 128, "causal": 0},   # whole tiles only: every stage of the ring reused
+    {"b": 3, "h": 1, "s": 300, "d": 64, "causal": 0},    # the D = 64 instantiation, a ragged tail
+    {"b": 1, "h": 2, "s": 256, "d": 64, "causal": 1},
+])
+def test_fa3_is_ok_on_whole_and_ragged_tiles(size):
+    """The Hopper attention rung (TMA ring, wgmma with P from registers, V read transposed) at sizes the
+    family's check sizes leave out: several K/V tiles, so the ring's stages wrap and the online softmax
+    rescales, on both head dims and both masks."""
+    if not _hopper():
+        pytest.skip("the fa3 rung needs sm_90a")
+    outcome = run_family(RunRequest(family="attention_bf16", variants=["fa3"], size=size, check_only=True))
+    (row,) = outcome.rows
+    assert row.check.status == results.OK, row.check.reasons
 
 
 def test_tensor_rungs_are_judged_against_a_tensor_roof(tmp_path):

@@ -100,6 +100,19 @@ def test_build_compiles_an_arch_variant_for_its_target():
     assert result.error is None and result.usage is not None and result.usage.registers > 0
 
 
+@pytest.mark.skipif(not cubin.nvcc_available(), reason="nvcc not on PATH")
+@pytest.mark.parametrize("family", ["gemm_bf16", "attention_bf16"])
+def test_hopper_rungs_build_without_local_memory(family):
+    """The wgmma rungs (their shared hopper.cuh included by a relative path from attention_bf16) build
+    for sm_90a; the accumulators stay in registers: no stack frame, no spills."""
+    fam = catalog.load_family(family)
+    (variant,) = [v for v in fam.variants if v.arch == "sm_90a"]
+    result = build_variant(fam, variant, "sm_90")
+    assert result.error is None and result.usage is not None, result.error
+    assert result.usage.arch == "sm_90a" and result.usage.registers > 0
+    assert result.usage.stack_bytes == 0 and not result.usage.spills
+
+
 # ---- results files -------------------------------------------------------------------------------
 
 def _recorded() -> dict:
