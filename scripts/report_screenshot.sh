@@ -3,8 +3,8 @@
 #   bash scripts/report_screenshot.sh RESULTS.json OUT.png [WIDTHxHEIGHT] [ANCHOR]
 # The docs' pictures:
 #   bash scripts/report_screenshot.sh tests/fixtures/results/h100_course_a.json.gz docs/report-course-h100.png 1400x3300
-#   bash scripts/report_screenshot.sh tests/fixtures/results/h100_ci_with.json docs/report-with-ncu.png 1400x4600 \
-#     row-matmul-naive-4096x4096x4096
+#   bash scripts/report_screenshot.sh tests/fixtures/results/h200_matmul_with.json docs/report-with-ncu.png 1400x4000 \
+#     row-matmul-warptile-2048x2048x2048
 # ANCHOR: an id on the page to open (a row's details, "row-FAMILY-VARIANT-SIZE") and scroll to.
 # The page's blank bottom is cut off where Pillow is importable. PYTHON picks the interpreter
 # (default python3). Needs chromium (Debian: apt-get install -y chromium).

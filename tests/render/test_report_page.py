@@ -310,3 +310,26 @@ def test_a_suite_sweep_is_drawn_as_bars_fastest_first_with_the_vendor_line(fixtu
              and "vendor" not in t.text]
     assert len(rates) == len(swept) and rates == sorted(rates, reverse=True)
     assert any(line.attrib.get("class") == "reference" for line in sweep.iter(f"{SVG}line"))
+
+
+def test_a_recorded_run_with_ncu_places_each_level_at_its_measured_bytes(fixtures_dir_module):
+    """h200_matmul_with.json (`run matmul --with ncu,sanitize` on the H200, per-level bytes in each
+    row): every row has a DRAM, an L2 and an L1 point, each at FLOP / that level's bytes."""
+    story = execute(ReportRequest(fixtures_dir_module / "results" / "h200_matmul_with.json"))
+    text = page(story)
+    rows = {r.id: r for r in story.report.results.rows}
+    (roofline,) = charts(text, "roofline")
+    area = plot(roofline)
+    placed: dict[tuple[str, str], float] = {}
+    for mark in area.iter(f"{SVG}g"):
+        if "point" in mark.attrib.get("class", ""):
+            row = rows[mark.attrib["data-row"]]
+            level = mark.attrib["data-level"]
+            measured = row.ncu.dram_bytes if level == "dram" else row.ncu.level_bytes[level]
+            assert x_value(area, centre(mark)[0]) == pytest.approx(row.ncu.flop / measured, rel=1e-2)
+            placed[(row.variant, level)] = measured
+    assert {variant for variant, _ in placed} == {r.variant for r in rows.values()}
+    assert {level for _, level in placed} == {"dram", "l2", "l1"}
+    naive = rows["matmul/naive/2048x2048x2048"]
+    assert naive.ncu.limiter == "l1" and "l1-bound" in text.lower()
+    assert "kernels/matmul/naive.cu:18" in text  # its hottest line, with its text
