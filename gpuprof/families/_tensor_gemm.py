@@ -131,8 +131,8 @@ class TensorCoreGemm:
 
     def vendor_launch(self, call: str, inputs: dict[str, Any], out: Any, size: dict[str, int]):
         """call "torch.matmul": cuBLAS's GEMM through PyTorch, C = A @ B.T into the output (B.T is a
-        transposed view: cuBLAS reads B as it is stored, no copy). CUTLASS_CALL: CUTLASS's Hopper GEMM,
-        the fastest of its configurations at this size."""
+        transposed view: cuBLAS reads B as it is stored, no copy), split-K partial sums kept in FP32.
+        CUTLASS_CALL: CUTLASS's Hopper GEMM, the fastest of its configurations at this size."""
         if call == CUTLASS_CALL:
             from gpuprof.families._cutlass import cutlass_sm90_gemm
 
@@ -144,6 +144,7 @@ class TensorCoreGemm:
         a, b, c = (self.element.as_torch(x) for x in (inputs["A"], inputs["B"], out))
 
         def launch(stream: Any) -> None:
+            _torch.full_precision_reduction()  # FP32 accumulation, as the rungs and the tolerance assume
             with _torch.on_stream(stream):
                 t.matmul(a, b.t(), out=c)
 
