@@ -1,12 +1,12 @@
 // The tensor-core GEMM families' CUTLASS row: CUTLASS 3.x's Hopper GEMM (the CollectiveBuilder's
-// TMA + wgmma warp-specialised kernels, what `cutlass_profiler --kernels=*gemm*bf16*tn*` runs on an
+// TMA + wgmma warp-specialised kernels, the kind `cutlass_profiler` lists for this layout on an
 // H100), C = A·Bᵀ with A M×K and B N×K both row-major (K-major: CUTLASS's "TN"), 16-bit in and out,
 // FP32 accumulate. BF16 by default, FP16 with -DGEMM_ELEM_FP16 (gemm_fp16's row builds this file
 // so). Built by nvcc for sm_90a against CUTLASS's headers into a shared library
 // (gpuprof/tools/nvcc_library.py) and called through ctypes on gpuprof's timing stream. The tile
 // shape and schedule are compile-time choices: the file instantiates a few the CUTLASS profiler
-// generates for this layout, and gpuprof runs the fastest at the problem's size. One today: the
-// cooperative 128×256 tile the profiler ranks first for large TN problems on an H100. The file
+// generates for this layout, and gpuprof runs the fastest at the problem's size. One today: a
+// cooperative 128×256×64 tile (two consumer warpgroups of 64×256) for the course's large sizes. The file
 // costs ~50 s of nvcc on first use and a second configuration ~20 s more (docs/tensor-cores.md), so
 // more are added only where they win at the course's sizes.
 #include <cuda_runtime.h>
