@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         fft,
         fused,
         gemm_bf16,
+        gemm_fp16,
         histogram,
         matmul,
         mnist,
@@ -32,8 +33,8 @@ if TYPE_CHECKING:
     )
     from gpuprof.variants.catalog import Family
 
-    _CONFORMING: tuple[FamilyModule, ...] = (attention_bf16, conv2d, fft, fused, gemm_bf16, histogram, matmul, mnist,
-                                             reduce, scan, softmax, transfers, transpose, vecadd)
+    _CONFORMING: tuple[FamilyModule, ...] = (attention_bf16, conv2d, fft, fused, gemm_bf16, gemm_fp16, histogram,
+                                             matmul, mnist, reduce, scan, softmax, transfers, transpose, vecadd)
 
 
 def host(family: Family) -> FamilyHost:

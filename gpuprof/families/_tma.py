@@ -38,6 +38,9 @@ SWIZZLES = {0: CU_TENSOR_MAP_SWIZZLE_NONE, 32: CU_TENSOR_MAP_SWIZZLE_32B, 64: CU
             128: CU_TENSOR_MAP_SWIZZLE_128B}
 DATA_TYPES = {1: CU_TENSOR_MAP_DATA_TYPE_UINT8, 2: CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
               4: CU_TENSOR_MAP_DATA_TYPE_FLOAT32}  # element_bytes -> type (2 bytes: BF16)
+DATA_TYPE_BYTES = {CU_TENSOR_MAP_DATA_TYPE_UINT8: 1, CU_TENSOR_MAP_DATA_TYPE_UINT16: 2,
+                   CU_TENSOR_MAP_DATA_TYPE_FLOAT16: 2, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16: 2,
+                   CU_TENSOR_MAP_DATA_TYPE_FLOAT32: 4}
 
 TENSOR_MAP_DTYPE = numpy.dtype([("opaque", numpy.uint64, CU_TENSOR_MAP_NUM_QWORDS)])
 
@@ -66,11 +69,14 @@ class TiledArgs:
 
 
 def tiled_2d_args(address: int, rows: int, cols: int, box_rows: int, box_cols: int, *,
-                  element_bytes: int = 2, swizzle_bytes: int = 128) -> TiledArgs:
+                  element_bytes: int = 2, swizzle_bytes: int = 128, data_type: int | None = None) -> TiledArgs:
     """The arguments describing a row-major rows×cols matrix at `address`, read in box_rows×box_cols
-    boxes: dimension 0 is the columns (contiguous), dimension 1 the rows, one row apart."""
+    boxes: dimension 0 is the columns (contiguous), dimension 1 the rows, one row apart. data_type:
+    a CU_TENSOR_MAP_DATA_TYPE_* of element_bytes bytes (FLOAT16); None: DATA_TYPES' for the width."""
     if element_bytes not in DATA_TYPES:
         raise ValueError(f"element_bytes must be one of {sorted(DATA_TYPES)}, not {element_bytes}")
+    if data_type is not None and DATA_TYPE_BYTES.get(data_type) != element_bytes:
+        raise ValueError(f"tensor map data type {data_type} is not {element_bytes} bytes wide")
     if swizzle_bytes not in SWIZZLES:
         raise ValueError(f"swizzle_bytes must be one of {sorted(SWIZZLES)}, not {swizzle_bytes}")
     if min(rows, cols, box_rows, box_cols) < 1:
@@ -82,7 +88,7 @@ def tiled_2d_args(address: int, rows: int, cols: int, box_rows: int, box_cols: i
         raise ValueError(f"TMA needs 16-byte aligned rows and address (row {row_bytes} B, address {address:#x})")
     if swizzle_bytes and box_cols * element_bytes > swizzle_bytes:
         raise ValueError(f"the box's inner extent ({box_cols * element_bytes} B) exceeds the {swizzle_bytes}B swizzle")
-    return TiledArgs(data_type=DATA_TYPES[element_bytes], rank=2, address=address,
+    return TiledArgs(data_type=DATA_TYPES[element_bytes] if data_type is None else data_type, rank=2, address=address,
                      global_dim=(cols, rows), global_strides=(row_bytes,), box_dim=(box_cols, box_rows),
                      element_strides=(1, 1), interleave=CU_TENSOR_MAP_INTERLEAVE_NONE,
                      swizzle=SWIZZLES[swizzle_bytes], l2_promotion=CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
@@ -128,21 +134,22 @@ def encode_tiled(args: TiledArgs) -> numpy.void:
 
 
 def encode_2d(address: int, rows: int, cols: int, box_rows: int, box_cols: int, *,
-              element_bytes: int = 2, swizzle_bytes: int = 128) -> numpy.void:
-    """Tensor map of the row-major rows×cols matrix at device `address` (BF16 unless element_bytes
-    says otherwise), boxes of box_rows×box_cols, swizzle_bytes swizzle, 256-byte L2 promotion."""
-    return encode_tiled(tiled_2d_args(address, rows, cols, box_rows, box_cols,
-                                      element_bytes=element_bytes, swizzle_bytes=swizzle_bytes))
+              element_bytes: int = 2, swizzle_bytes: int = 128, data_type: int | None = None) -> numpy.void:
+    """Tensor map of the row-major rows×cols matrix at device `address` (BF16 unless element_bytes or
+    data_type say otherwise), boxes of box_rows×box_cols, swizzle_bytes swizzle, 256-byte L2 promotion."""
+    return encode_tiled(tiled_2d_args(address, rows, cols, box_rows, box_cols, element_bytes=element_bytes,
+                                      swizzle_bytes=swizzle_bytes, data_type=data_type))
 
 
 TMA_OPTION = "tma_box_"  # options.tma_box_A = "BM,BK": buffer A passed as a tensor map of BM×BK boxes
 
 
-def tensor_maps(variant: Any, inputs: dict[str, Any], names: tuple[str, ...]) -> dict[str, numpy.void]:
+def tensor_maps(variant: Any, inputs: dict[str, Any], names: tuple[str, ...],
+                data_type: int | None = None) -> dict[str, numpy.void]:
     """The tensor map of each buffer the variant's options name (options.tma_box_NAME = "rows,cols", each
     an expression over the defines), by buffer name; `names` are the buffers the family allows. A buffer
     of any rank is mapped as the row-major matrix of its last dimension's rows: (B, H, S, D) as
-    (B·H·S) × D."""
+    (B·H·S) × D. data_type: the elements' CUtensorMapDataType (BF16 by default)."""
     boxes = {key.removeprefix(TMA_OPTION): value for key, value in variant.options.items()
              if key.startswith(TMA_OPTION)}
     if not boxes or any(name not in names or not isinstance(box, str) or box.count(",") != 1
@@ -156,5 +163,5 @@ def tensor_maps(variant: Any, inputs: dict[str, Any], names: tuple[str, ...]) ->
         rows, cols = (evaluate(e.strip(), variant.defines) for e in box.split(","))
         array = inputs[name]
         width = array.shape[-1]
-        maps[name] = encode_2d(array.data.ptr, array.size // width, width, rows, cols)
+        maps[name] = encode_2d(array.data.ptr, array.size // width, width, rows, cols, data_type=data_type)
     return maps

@@ -44,6 +44,16 @@ def set_tf32(enabled: bool) -> None:
         t.backends.cudnn.allow_tf32 = enabled
 
 
+def full_precision_reduction() -> None:
+    """cuBLAS's FP16 and BF16 GEMMs with FP32 accumulation throughout: PyTorch lets them sum split-K
+    partial results in the 16-bit type unless told not to (allow_*_reduced_precision_reduction, on by
+    default). Global switches: vendor variants set them on every call."""
+    matmul = torch().backends.cuda.matmul
+    for flag in ("allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction"):
+        if hasattr(matmul, flag):
+            setattr(matmul, flag, False)
+
+
 @contextmanager
 def on_stream(stream: Any) -> Iterator[None]:
     """Run torch ops on the CuPy stream, so events and graphs around them see them."""

@@ -17,7 +17,7 @@
 // Expected limiter: tensor-core issue (HMMA) throttled by the ldmatrix/shared-memory traffic and
 // the barrier per BK tile (a 2-deep pipeline: global latency is only partly hidden).
 
-#include <cuda_bf16.h>
+#include "elem.cuh"  // elem_t: BF16, or FP16 under GEMM_ELEM_FP16
 #include "mma_bf16.cuh"  // mma_16816, pack_bf16x2
 
 #ifndef BM
@@ -74,10 +74,10 @@ static __device__ __forceinline__ void ldmatrix_x4(unsigned& r0, unsigned& r1, u
 }
 
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, MINBLOCKS)
-gemm_bf16_mma_sync(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
-              __nv_bfloat16* __restrict__ C, int M, int N, int K)
+gemm_bf16_mma_sync(const elem_t* __restrict__ A, const elem_t* __restrict__ B,
+              elem_t* __restrict__ C, int M, int N, int K)
 {
-    __shared__ __align__(128) __nv_bfloat16 smem[2 * STAGE_ELEMS];   // 2 x { As[BM][LDS], Bs[BN][LDS] }
+    __shared__ __align__(128) elem_t smem[2 * STAGE_ELEMS];   // 2 x { As[BM][LDS], Bs[BN][LDS] }
 
     const int tid = threadIdx.x;
     const int warp = tid / 32;
@@ -89,8 +89,8 @@ gemm_bf16_mma_sync(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __r
 
     // Global -> register copy assignment: chunk c = tid + i*NUM_THREADS is row c/CPR, 16-byte
     // chunk c%CPR of the tile (consecutive threads: consecutive chunks of a row).
-    const __nv_bfloat16* aSrc = A + (size_t)(m0 + tid / CPR) * K + (tid % CPR) * 8;
-    const __nv_bfloat16* bSrc = B + (size_t)(n0 + tid / CPR) * K + (tid % CPR) * 8;
+    const elem_t* aSrc = A + (size_t)(m0 + tid / CPR) * K + (tid % CPR) * 8;
+    const elem_t* bSrc = B + (size_t)(n0 + tid / CPR) * K + (tid % CPR) * 8;
     const int stOff = (tid / CPR) * LDS + (tid % CPR) * 8;           // + i*(NUM_THREADS/CPR)*LDS
     constexpr int ROWS_PER_PASS = NUM_THREADS / CPR;
     static_assert(NUM_THREADS % CPR == 0, "a pass of the copy covers whole rows");
@@ -122,8 +122,8 @@ gemm_bf16_mma_sync(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __r
             rb[i] = *reinterpret_cast<const uint4*>(bSrc + (size_t)i * ROWS_PER_PASS * K + k0);
     };
     auto storeShared = [&](int buf) {
-        __nv_bfloat16* as = smem + buf * STAGE_ELEMS + stOff;
-        __nv_bfloat16* bs = as + BM * LDS;
+        elem_t* as = smem + buf * STAGE_ELEMS + stOff;
+        elem_t* bs = as + BM * LDS;
 #pragma unroll
         for (int i = 0; i < A_LOADS; ++i)
             *reinterpret_cast<uint4*>(as + i * ROWS_PER_PASS * LDS) = ra[i];

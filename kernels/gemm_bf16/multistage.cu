@@ -20,7 +20,7 @@
 // Expected limiter: tensor-core issue (HMMA), with the ldmatrix shared-memory traffic and the
 // per-tile barrier as the next limits (mma.sync cannot reach Hopper's wgmma peak).
 
-#include <cuda_bf16.h>
+#include "elem.cuh"  // elem_t: BF16, or FP16 under GEMM_ELEM_FP16
 #include "mma_bf16.cuh"  // mma_16816, pack_bf16x2
 
 #ifndef BM
@@ -109,8 +109,8 @@ static __device__ __forceinline__ void ldmatrix_x4(unsigned* r, unsigned addr)
 }
 
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, MINBLOCKS)
-gemm_bf16_multistage(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
-                     __nv_bfloat16* __restrict__ C, int M, int N, int K)
+gemm_bf16_multistage(const elem_t* __restrict__ A, const elem_t* __restrict__ B,
+                     elem_t* __restrict__ C, int M, int N, int K)
 {
     // STAGES x { A tile [BM][BK], B tile [BN][BK] }, both swizzled; the launch passes SMEM_BYTES.
     extern __shared__ __align__(128) unsigned char smem[];
@@ -135,8 +135,8 @@ gemm_bf16_multistage(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* _
     // (consecutive threads: consecutive chunks of a row). ROWS_PER_PASS is a multiple of the
     // swizzle period, so pass i only adds i*ROWS_PER_PASS rows to the offsets.
     const int cpRow = tid / CPR, cpChunk = tid % CPR;
-    const __nv_bfloat16* aSrc = A + (size_t)(m0 + cpRow) * K + cpChunk * 8;
-    const __nv_bfloat16* bSrc = B + (size_t)(n0 + cpRow) * K + cpChunk * 8;
+    const elem_t* aSrc = A + (size_t)(m0 + cpRow) * K + cpChunk * 8;
+    const elem_t* bSrc = B + (size_t)(n0 + cpRow) * K + cpChunk * 8;
     const unsigned sBase = smem_u32(smem);
     const unsigned cpDst = sBase + cpRow * BK * 2 + ((cpChunk ^ swz_xor(cpRow)) * 16);
 
@@ -242,7 +242,7 @@ gemm_bf16_multistage(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* _
     static_assert(EPI_CHUNKS % 32 == 0, "the epilogue chunks must split evenly over the lanes");
     cp_async_wait<0>();
     __syncthreads();
-    __nv_bfloat16* epi = reinterpret_cast<__nv_bfloat16*>(smem) + warp * EPI_ROWS * EPI_LD;
+    elem_t* epi = reinterpret_cast<elem_t*>(smem) + warp * EPI_ROWS * EPI_LD;
     const int g = lane / 4, q = lane % 4;
 #pragma unroll
     for (int pass = 0; pass < WM / EPI_ROWS; ++pass) {

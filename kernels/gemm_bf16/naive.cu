@@ -9,21 +9,21 @@
 // Block (32, 8): TILE_N = 32, TILE_M = 8. Any M, N, K >= 1 (bounds-checked).
 // Expected limiter: L1/L2 traffic (uncoalesced B loads), far below the FP32 and tensor-core peaks.
 
-#include <cuda_bf16.h>
+#include "elem.cuh"  // elem_t: BF16, or FP16 under GEMM_ELEM_FP16
 
-extern "C" __global__ void gemm_bf16_naive(const __nv_bfloat16* __restrict__ A,
-                                           const __nv_bfloat16* __restrict__ B,
-                                           __nv_bfloat16* __restrict__ C, int M, int N, int K)
+extern "C" __global__ void gemm_bf16_naive(const elem_t* __restrict__ A,
+                                           const elem_t* __restrict__ B,
+                                           elem_t* __restrict__ C, int M, int N, int K)
 {
     const int col = blockIdx.x * blockDim.x + threadIdx.x;   // n: consecutive lanes, consecutive columns
     const int row = blockIdx.y * blockDim.y + threadIdx.y;   // m
 
     if (row < M && col < N) {
-        const __nv_bfloat16* a = A + (size_t)row * K;
-        const __nv_bfloat16* b = B + (size_t)col * K;
+        const elem_t* a = A + (size_t)row * K;
+        const elem_t* b = B + (size_t)col * K;
         float acc = 0.0f;
         for (int k = 0; k < K; ++k)
-            acc = fmaf(__bfloat162float(a[k]), __bfloat162float(b[k]), acc);
-        C[(size_t)row * N + col] = __float2bfloat16_rn(acc);
+            acc = fmaf(elem_to_float(a[k]), elem_to_float(b[k]), acc);
+        C[(size_t)row * N + col] = float_to_elem(acc);
     }
 }

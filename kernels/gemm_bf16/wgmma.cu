@@ -19,7 +19,7 @@
 // an H200, 1.0-1.05× cuBLAS), then the pipeline fill and the register-store epilogue at each tile,
 // which the MMAs do not overlap (one block per SM: 193 KB of shared memory).
 
-#include <cuda_bf16.h>
+#include "elem.cuh"  // elem_t: BF16, or FP16 under GEMM_ELEM_FP16
 
 #include "hopper.cuh"  // TMA, mbarriers, descriptors, wgmma fences, setmaxnreg
 
@@ -66,7 +66,7 @@ static __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], unsigne
 {
     asm volatile(
         "{\n"
-        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32." ELEM_PTX "." ELEM_PTX " "
         "{"
         "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
         "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
@@ -111,7 +111,7 @@ static __device__ __forceinline__ void tile_coords(int t, int tilesM, int tilesN
 
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
 gemm_bf16_wgmma(const __grid_constant__ TensorMap tmA, const __grid_constant__ TensorMap tmB,
-                __nv_bfloat16* __restrict__ C, int M, int N, int K)
+                elem_t* __restrict__ C, int M, int N, int K)
 {
     extern __shared__ unsigned char smemRaw[];
     __shared__ __align__(8) unsigned long long fullBar[STAGES];   // TMA bytes landed in stage s
@@ -204,12 +204,12 @@ gemm_bf16_wgmma(const __grid_constant__ TensorMap tmA, const __grid_constant__ T
         // column 8*j + 2*(lane%4) (+1): one bf16x2 store per pair.
         const int row = tm * BM + cw * WG_M + warp * 16 + lane / 4;
         const int col = tn * BN + 2 * (lane % 4);
-        __nv_bfloat16* c0 = C + static_cast<size_t>(row) * N + col;
-        __nv_bfloat16* c8 = c0 + static_cast<size_t>(8) * N;
+        elem_t* c0 = C + static_cast<size_t>(row) * N + col;
+        elem_t* c8 = c0 + static_cast<size_t>(8) * N;
 #pragma unroll
         for (int j = 0; j < BN / 8; ++j) {
-            *reinterpret_cast<__nv_bfloat162*>(c0 + 8 * j) = __floats2bfloat162_rn(d[4 * j], d[4 * j + 1]);
-            *reinterpret_cast<__nv_bfloat162*>(c8 + 8 * j) = __floats2bfloat162_rn(d[4 * j + 2], d[4 * j + 3]);
+            *reinterpret_cast<elem2_t*>(c0 + 8 * j) = floats_to_elem2(d[4 * j], d[4 * j + 1]);
+            *reinterpret_cast<elem2_t*>(c8 + 8 * j) = floats_to_elem2(d[4 * j + 2], d[4 * j + 3]);
         }
     }
 }

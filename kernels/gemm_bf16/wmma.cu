@@ -15,7 +15,7 @@
 // Expected limiter: latency: the load -> barrier -> compute sequence with a single buffer and
 // wmma's shared-memory fragment loads (L1/shared-memory traffic), far below the HMMA peak.
 
-#include <cuda_bf16.h>
+#include "elem.cuh"  // elem_t: BF16, or FP16 under GEMM_ELEM_FP16
 #include <mma.h>
 
 #ifndef BM
@@ -61,12 +61,12 @@ static_assert((BM + BN) * LDS * 2 <= 48 * 1024, "the tiles must fit in 48 KB of 
 using namespace nvcuda;
 
 extern "C" __global__ void __launch_bounds__(NUM_THREADS)
-gemm_bf16_wmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
-               __nv_bfloat16* __restrict__ C, int M, int N, int K)
+gemm_bf16_wmma(const elem_t* __restrict__ A, const elem_t* __restrict__ B,
+               elem_t* __restrict__ C, int M, int N, int K)
 {
-    __shared__ __align__(128) __nv_bfloat16 smem[(BM + BN) * LDS];
-    __nv_bfloat16* As = smem;                  // [BM][LDS]
-    __nv_bfloat16* Bs = smem + BM * LDS;       // [BN][LDS]
+    __shared__ __align__(128) elem_t smem[(BM + BN) * LDS];
+    elem_t* As = smem;                  // [BM][LDS]
+    elem_t* Bs = smem + BM * LDS;       // [BN][LDS]
 
     const int tid = threadIdx.x;
     const int warp = tid / 32;
@@ -111,8 +111,8 @@ gemm_bf16_wmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restr
 
 #pragma unroll
         for (int kk = 0; kk < BK; kk += 16) {
-            wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> fa[FM];
-            wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> fb[FN];
+            wmma::fragment<wmma::matrix_a, 16, 16, 16, elem_t, wmma::row_major> fa[FM];
+            wmma::fragment<wmma::matrix_b, 16, 16, 16, elem_t, wmma::col_major> fb[FN];
 #pragma unroll
             for (int i = 0; i < FM; ++i)
                 wmma::load_matrix_sync(fa[i], As + (warpRow * WM + i * 16) * LDS + kk, LDS);
@@ -142,8 +142,8 @@ gemm_bf16_wmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restr
             const int r = c / (WN / 8), q = c % (WN / 8);
             const float4 lo = *reinterpret_cast<const float4*>(strip + r * LDC + q * 8);
             const float4 hi = *reinterpret_cast<const float4*>(strip + r * LDC + q * 8 + 4);
-            __nv_bfloat162 p0 = __floats2bfloat162_rn(lo.x, lo.y), p1 = __floats2bfloat162_rn(lo.z, lo.w);
-            __nv_bfloat162 p2 = __floats2bfloat162_rn(hi.x, hi.y), p3 = __floats2bfloat162_rn(hi.z, hi.w);
+            elem2_t p0 = floats_to_elem2(lo.x, lo.y), p1 = floats_to_elem2(lo.z, lo.w);
+            elem2_t p2 = floats_to_elem2(hi.x, hi.y), p3 = floats_to_elem2(hi.z, hi.w);
             uint4 v;
             v.x = *reinterpret_cast<unsigned*>(&p0); v.y = *reinterpret_cast<unsigned*>(&p1);
             v.z = *reinterpret_cast<unsigned*>(&p2); v.w = *reinterpret_cast<unsigned*>(&p3);

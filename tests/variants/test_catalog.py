@@ -4,6 +4,7 @@ select."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 import textwrap
 from pathlib import Path
@@ -19,7 +20,11 @@ from gpuprof.variants.user import KernelDeclaration, kernel_declarations
 # ---------------------------------------------------------------- helpers
 
 FAMILIES = catalog.load_all()
-COMPILED = [(f, v) for f in FAMILIES for v in f.variants if v.is_cuda]
+# A variant may build another family's file with defines of its own (gemm_fp16's rungs are gemm_bf16's,
+# with GEMM_ELEM_FP16): the file's conventions are checked where it lives, the borrowing below.
+BORROWED = [(f, v) for f in FAMILIES for v in f.variants
+            if v.is_cuda and v.file.resolve().parent != f.directory.resolve()]
+COMPILED = [(f, v) for f in FAMILIES for v in f.variants if v.is_cuda and (f, v) not in BORROWED]
 COMPILED_IDS = [f"{f.name}/{v.name}" for f, v in COMPILED]
 TRITON = [(f, v) for f in FAMILIES for v in f.variants if v.is_triton]
 TRITON_IDS = [f"{f.name}/{v.name}" for f, v in TRITON]
@@ -72,6 +77,16 @@ def kernel_declaration(text: str, kernel: str) -> KernelDeclaration | None:
 
 def normalize(params: str) -> str:
     return " ".join(params.replace(",", " , ").split())
+
+
+def default_typedefs(text: str) -> dict[str, str]:
+    """`typedef T name;` aliases by name, the last one of each name winning: in a header that chooses
+    the type with #if ... #else (gemm_bf16/elem.cuh), the default build's is the #else branch, last."""
+    return {name: target for target, name in re.findall(r"^\s*typedef\s+(\w+)\s+(\w+)\s*;", text, re.MULTILINE)}
+
+
+def with_typedefs_resolved(params: str, aliases: dict[str, str]) -> str:
+    return re.sub(r"\w+", lambda word: aliases.get(word.group(0), word.group(0)), params)
 
 
 def write_family(root: Path, name: str = "toy", manifest: str | None = None, files: tuple[str, ...] = ("a.cu",),
@@ -143,7 +158,27 @@ def test_families_are_found_and_have_host_modules():
 def test_every_cu_file_in_a_family_folder_is_a_variant(fam):
     on_disk = {p.resolve() for p in fam.directory.glob("*.cu")}
     in_manifest = {v.file.resolve() for v in fam.variants if v.is_cuda}
-    assert on_disk == in_manifest
+    here = fam.directory.resolve()
+    assert on_disk == {f for f in in_manifest if f.parent == here}
+    # A file of another folder (gemm_fp16 builds gemm_bf16's rungs) is a variant of that folder's family.
+    for file in in_manifest - on_disk:
+        owner = catalog.load_family(file.parent.name)
+        assert file in {v.file.resolve() for v in owner.variants if v.is_cuda}, file
+
+
+@pytest.mark.parametrize(("fam", "v"), BORROWED, ids=[f"{f.name}/{v.name}" for f, v in BORROWED])
+def test_a_borrowed_file_is_its_owners_variant_with_more_defines(fam, v):
+    """Same file, kernel and geometry as the owner's variant of that file; the defines the owner's plus
+    switches of the borrower's own (which the file reads with #if, not #ifndef defaults)."""
+    root = catalog.kernels_root().resolve()
+    assert v.file.resolve().is_relative_to(root)  # installed with the package (kernels/ as a whole)
+    owner = catalog.load_family(v.file.resolve().parent.name)
+    mine = next(o for o in owner.variants if o.is_cuda and o.file.resolve() == v.file.resolve())
+    assert (v.kernel, v.block, v.tile, v.dynamic_smem, v.arch, v.plan) == \
+        (mine.kernel, mine.block, mine.tile, mine.dynamic_smem, mine.arch, mine.plan)
+    extra = {k: value for k, value in v.defines.items() if k not in mine.defines}
+    assert {k: value for k, value in v.defines.items() if k in mine.defines} == mine.defines and extra
+    assert not set(extra) & set(ifndef_defaults(compiled_text(v)))
 
 
 @pytest.mark.parametrize("fam", FAMILIES, ids=lambda f: f.name)
@@ -186,6 +221,7 @@ def test_kernel_symbol_is_extern_c_global_with_the_family_signature(fam, v):
     assert v.kernel == f"{fam.name}_{v.name}"
     decl = kernel_declaration(source(v), v.kernel)
     assert decl is not None, f'{v.file.name}: no extern "C" __global__ void {v.kernel}(...)'
+    decl = dataclasses.replace(decl, params=with_typedefs_resolved(decl.params, default_typedefs(compiled_text(v))))
     if v.kernel in v.helpers.values():  # a role of the variant's plan, launched with the plan's own arguments
         return
     maps = [key for key in v.options if key.startswith("tma_box_")]  # buffers passed as TMA tensor maps

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import inspect
 import re
 import shutil
 import sys
@@ -145,9 +146,11 @@ def _trace(host, variant, size):
 
 
 def _modules_of(module):
-    """The family module, or a family package's modules, that call gpuprof.gpu.cupy."""
+    """The family module, or a family package's modules, and the modules its hooks come from (gemm_bf16's
+    are families/_tensor_gemm.py's), that call gpuprof.gpu.cupy."""
     inside = [m for name, m in sys.modules.items() if name == module.__name__ or name.startswith(module.__name__ + ".")]
-    return [m for m in inside if getattr(m, "cupy", None) is cupy]
+    hooks = [inspect.getmodule(value) for value in vars(module).values() if inspect.ismethod(value)]
+    return list({id(m): m for m in (*inside, *hooks) if getattr(m, "cupy", None) is cupy}.values())
 
 
 def test_renaming_keeps_every_launch_plan(renamed_root, monkeypatch):
