@@ -100,3 +100,10 @@ def ordered_by(limiter: str | None) -> str:
     if words is None:
         return "no measured limiter: largest estimated speedup first"
     return f"for {words[0]} kernel: {words[1]} advice first"
+
+
+def first_sentence(text: str) -> str:
+    """The rule's first sentence, whole (the full text: --wide)."""
+    text = " ".join(text.split())
+    cut = text.find(". ")
+    return text[: cut + 1] if cut > 0 else text

@@ -115,10 +115,21 @@ def report(exc: BaseException) -> int:
     return exit_code_of(exc)
 
 
+def closest(given: str, possibilities: list[str], keep: float = 0.1) -> list[str]:
+    """Click's close names, the nearest first, only those about as near as the nearest: '--variant'
+    gets '--variants', not also '--audit' (difflib's ratio 0.95 against 0.62)."""
+    from difflib import SequenceMatcher
+
+    ranked = sorted(((SequenceMatcher(None, given, p).ratio(), p) for p in possibilities),
+                    key=lambda rp: (-rp[0], rp[1]))
+    return [p for ratio, p in ranked if ratio >= ranked[0][0] - keep][:3] if ranked else []
+
+
 def usage_message(exc: BaseException) -> str:
     """Click's usage errors in gpuprof's words: 'no such option --variant; did you mean --variants?'."""
     if isinstance(exc, NoSuchOption):
-        hint = f"; did you mean {' or '.join(sorted(exc.possibilities)[:3])}?" if exc.possibilities else ""
+        close = closest(exc.option_name, exc.possibilities or [])
+        hint = f"; did you mean {' or '.join(close)}?" if close else ""
         return f"no such option {exc.option_name}{hint}"
     message = exc.format_message() if isinstance(exc, ClickException) else str(exc)
     message = message.rstrip(".")

@@ -205,7 +205,7 @@ def hot_lines(sources: list[KernelSource]) -> tuple[HotLine, ...]:
 def advice(launches: list[NcuKernelRow]) -> tuple[Advice, ...]:
     """ncu's OPT and WRN rule results over the launches, once per rule and message, largest estimated
     speedup first, each message's first sentence."""
-    from gpuprof.render.ncu_view import first_sentence
+    from gpuprof.analysis.advice_order import first_sentence
 
     ranked = sorted((a for r in launches for a in r.advice if a.kind in ADVICE_KINDS),
                     key=lambda a: -(a.estimated_speedup_pct or 0.0))

@@ -140,6 +140,13 @@ class FamilyHost:
     def tolerance(self, variant: Variant, size: dict[str, int]) -> float:
         return self.module.tolerance(variant, size)
 
+    def class_tolerance(self, variant: Variant, size: dict[str, int], kind: str, bound: float) -> float:
+        """The bound on structured `kind` inputs (families/input_classes.py), given the generic one: a
+        module's own `class_tolerance` where an error model's rounding leans one way on such inputs
+        (softmax's serial sum on alternating rows); the generic bound otherwise."""
+        own = getattr(self.module, "class_tolerance", None)
+        return bound if own is None else float(own(variant, size, kind, bound))
+
     def bytes_read(self, size: dict[str, int]) -> float | None:
         """The bytes the op's inputs hold, which every correct launch reads at least once (the rest of
         bytes_moved is written); None (default): not declared, and ncu's byte counts judge nothing."""

@@ -67,6 +67,18 @@ def tolerance(variant: Any, size: dict[str, int]) -> float:
     return max(1e-5, cols * u / 16)
 
 
+def class_tolerance(variant: Any, size: dict[str, int], kind: str, bound: float) -> float:
+    """On alternating rows (+a, -a, ...: two addends, 1 and e^-2a, repeated) a serial sum's roundings
+    all lean one way instead of drifting at random, so its error grows as cols*u/12 (float32
+    emulation and the H200 agree: 2.06e-5 at 4097 columns, 2.08e-4 at 50304, 5.16e-3 at 10^6; the
+    random-input model's cols*u/16 flagged the honest naive and online rungs). The bound there is
+    cols*u/4; a statistic taken from part of the row is off by a whole factor, far above it."""
+    if kind == "alternating" and _keys.error_model(variant, ERROR_MODELS) == "serial":
+        u = max(unit_roundoff(variant.precision), FP32)
+        return max(bound, size["cols"] * u / 4)
+    return bound
+
+
 def make_inputs(size: dict[str, int], seed: int) -> dict[str, Any]:
     cp = cupy()
     rng = generator(seed)

@@ -308,9 +308,12 @@ def check_input_class(host: FamilyHost, launch_for: LaunchFactory, size: dict[st
                  scale_by=input_classes.error_scale(kind, host.ERROR_SCALE))
 
 
-def input_class_tolerance(host: FamilyHost, variant: Any, kind: str, family_tolerance: float) -> float:
-    """The bound on `kind` inputs (families/input_classes.py: exact for whole-number sums)."""
-    return input_classes.tolerance(kind, family_tolerance, getattr(variant, "precision", "fp32"), host.EXACT_SUMS)
+def input_class_tolerance(host: FamilyHost, variant: Any, kind: str, family_tolerance: float,
+                          size: dict[str, int]) -> float:
+    """The bound on `kind` inputs (families/input_classes.py: exact for whole-number sums), as the
+    family's class_tolerance hook adjusts it for its error models."""
+    bound = input_classes.tolerance(kind, family_tolerance, getattr(variant, "precision", "fp32"), host.EXACT_SUMS)
+    return host.class_tolerance(variant, size, kind, bound)
 
 
 def restart(host: FamilyHost, inputs: dict[str, Any], out: Any, pristine: dict[str, Any], size: dict[str, int],
@@ -393,7 +396,7 @@ def check_variant(host: FamilyHost, variant: Any, launch_for: LaunchFactory, siz
         worst = worse(worst, err)
         reasons += why
         for kind in host.INPUT_CLASSES:
-            bound = input_class_tolerance(host, variant, kind, tolerance)
+            bound = input_class_tolerance(host, variant, kind, tolerance, size)
             err, why = check_input_class(host, launch_for, size, stream, bound, kind, use)
             worst = worse(worst, err)
             reasons += why

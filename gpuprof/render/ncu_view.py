@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from rich.console import Group
 from rich.text import Text
 
+from gpuprof.analysis.advice_order import first_sentence
 from gpuprof.analysis.kernel_summary import KernelSummary, summarize_kernels
 from gpuprof.analysis.roofline import Point, Roof
 from gpuprof.commands.ncu import NcuRun
@@ -153,13 +154,6 @@ def summary_advice(run: NcuRun, top: int = 5, full: bool = False) -> Group:
 def variant_advice(run: NcuRun, full: bool = False) -> Group:
     return advice_list([(result.label, result.advice, measured_limiter(result.label, result.rows))
                         for result in run.results], full=full)
-
-
-def first_sentence(text: str) -> str:
-    """The rule's first sentence, whole (the full text: --wide)."""
-    text = " ".join(text.split())
-    cut = text.find(". ")
-    return text[: cut + 1] if cut > 0 else text
 
 
 NO_LEVELS = ("memory levels (L1, L2): not in this report, so DRAM alone is judged; gpuprof's default metrics "

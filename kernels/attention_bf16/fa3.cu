@@ -51,12 +51,12 @@
 #define SLAB_BYTES(ROWS) ((ROWS) * 128)
 #define SMEM_ALIGN 1024    // the 128B swizzle pattern repeats every 8 rows × 128 B; slabs start on it
 #define SMEM_BYTES_D(HD) ((BM + 2 * STAGES * BN) * (HD) * 2 + SMEM_ALIGN)  // Q + STAGES × (K + V)
-#define SMEM_BYTES SMEM_BYTES_D(128)                                        // the manifest's dynamic_smem
+#define SMEM_BYTES ((BM + 2 * STAGES * BN) * 128 * 2 + SMEM_ALIGN)          // = SMEM_BYTES_D(128): the manifest's dynamic_smem
 #define MAX_SMEM_OPTIN (227 * 1024)
 
 static_assert(NUM_CONSUMERS == 2, "two consumer warpgroups of 64 rows (BM = 128)");
 static_assert(STAGES >= 2, "the K/V ring needs at least two stages");
-static_assert(SMEM_BYTES <= MAX_SMEM_OPTIN, "Q + STAGES stages of K and V at D = 128 must fit in 227 KB");
+static_assert(SMEM_BYTES_D(128) == SMEM_BYTES && SMEM_BYTES <= MAX_SMEM_OPTIN, "Q + STAGES stages of K and V at D = 128 must fit in 227 KB");
 static_assert(GROUP_HEADS >= 1, "GROUP_HEADS: at least one head per launch group");
 static_assert(PRODUCER_REGS % 8 == 0 && CONSUMER_REGS % 8 == 0 && PRODUCER_REGS >= 24 && CONSUMER_REGS <= 256,
               "setmaxnreg counts are multiples of 8 in [24, 256]");
