@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -115,12 +115,10 @@ def report(exc: BaseException) -> int:
     return exit_code_of(exc)
 
 
-def closest(given: str, possibilities: list[str], keep: float = 0.1) -> list[str]:
+def closest(given: str, possibilities: Sequence[str], keep: float = 0.1) -> list[str]:
     """Click's close names, the nearest first, only those about as near as the nearest: '--variant'
     gets '--variants', not also '--audit' (difflib's ratio 0.95 against 0.62)."""
-    from difflib import SequenceMatcher
-
-    ranked = sorted(((SequenceMatcher(None, given, p).ratio(), p) for p in possibilities),
+    ranked = sorted(((difflib.SequenceMatcher(None, given, p).ratio(), p) for p in possibilities),
                     key=lambda rp: (-rp[0], rp[1]))
     return [p for ratio, p in ranked if ratio >= ranked[0][0] - keep][:3] if ranked else []
 
