@@ -53,6 +53,8 @@ class NcuPart:
 
     error: ncu ran but gave nothing usable for this variant (the other fields are then empty).
     level_bytes: bytes moved per memory level (LEVEL_KEYS) where the report had them.
+    level_peaks: each level's peak bandwidth (bytes/s) at the profiled clocks, the roofs of a
+    per-level roofline.
     stalls: warp-state cycles by stall reason, % of all stalled cycles (WarpStateStats).
     limiter: the roof the counters show binding, as analysis/ladder.py judges it (catalog.LIMITERS:
     "dram", "l2", "l1", "compute", or "latency" below 40 % of every roof); None where not judged."""
@@ -72,6 +74,7 @@ class NcuPart:
     dram_read_bytes: float | None = None
     dram_write_bytes: float | None = None
     level_bytes: dict[str, float] = field(default_factory=dict)
+    level_peaks: dict[str, float] = field(default_factory=dict)  # bytes/s each level can move (ncu's peak)
     flop: float | None = None
     instructions: float | None = None
     limiter: str | None = None
@@ -159,8 +162,8 @@ def ncu_from_dict(raw: Any, where: str) -> NcuPart:
     """A row's "ncu" object -> NcuPart; TypeError/ValueError in the file's words when it is malformed."""
     d = _object(raw, f"{where}: ncu")
     numbers = {f.name for f in fields(NcuPart)} - {"schema", "error", "occupancy_limiter", "limiter", "top_stall",
-                                                   "report", "level_bytes", "stalls", "hot_lines", "advice",
-                                                   "kernels", "registers"}
+                                                   "report", "level_bytes", "level_peaks", "stalls", "hot_lines",
+                                                   "advice", "kernels", "registers"}
     kw: dict[str, Any] = {}
     for key in numbers:
         kw[key] = _finite(d.get(key), f"{where}: ncu.{key}")
@@ -170,6 +173,7 @@ def ncu_from_dict(raw: Any, where: str) -> NcuPart:
     kw["kernels"] = _integer(d.get("kernels", 0), f"{where}: ncu.kernels")
     kw["registers"] = _integer(d.get("registers"), f"{where}: ncu.registers", optional=True)
     kw["level_bytes"] = _number_map(d.get("level_bytes"), f"{where}: ncu.level_bytes")
+    kw["level_peaks"] = _number_map(d.get("level_peaks"), f"{where}: ncu.level_peaks")
     kw["stalls"] = _number_map(d.get("stalls"), f"{where}: ncu.stalls")
     kw["hot_lines"] = tuple(_hot_line(h, f"{where}: ncu.hot_lines[{i}]")
                             for i, h in enumerate(_list(d.get("hot_lines"), f"{where}: ncu.hot_lines")))

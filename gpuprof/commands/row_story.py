@@ -171,6 +171,7 @@ def ncu_summary(launches: list[NcuKernelRow], sources: Iterable[KernelSource] = 
         instructions=total(_number(r.metrics.get("smsp__inst_executed.sum")) for r in launches),
         level_bytes={key: b for key, name in LEVEL_NAMES.items()
                      if (b := ladder.level_bytes(launches, name)) is not None and math.isfinite(b)},
+        level_peaks=level_peaks(longest),
         limiter=measured.limiter if measured else None,
         top_stall=stall,
         top_stall_pct=share,
@@ -178,6 +179,13 @@ def ncu_summary(launches: list[NcuKernelRow], sources: Iterable[KernelSource] = 
         hot_lines=hot_lines(list(sources)),
         advice=advice(launches),
     )
+
+
+def level_peaks(launch: NcuKernelRow) -> dict[str, float]:
+    """Each memory level's peak bandwidth (bytes/s) as ncu reports it for the launch, at its clocks."""
+    bandwidth = launch.roofline_levels.bandwidth if launch.roofline_levels is not None else {}
+    return {key: bandwidth[name] for key, name in LEVEL_NAMES.items()
+            if isinstance(bandwidth.get(name), float) and math.isfinite(bandwidth[name]) and bandwidth[name] > 0}
 
 
 def hot_lines(sources: list[KernelSource]) -> tuple[HotLine, ...]:

@@ -4,8 +4,9 @@ Each timed row stands at the intensity of the bytes it MEASURABLY moved where th
 counters (its FLOP over its DRAM bytes, and over its L2 and L1 bytes where kept: one point per memory
 level, joined by a dashed line at the row's height), else at the family's model (its FLOP count over
 the bytes each element must move), with the chart saying which. The roofs are the file's GPU's DRAM
-bandwidth and the compute peak of each precision the rows use; the part of a roof that binds a row
-is drawn bold. Hovering a point shows the row's numbers. A family whose rate is bytes across the
+bandwidth, the L2 and L1 peaks ncu reported where the rows keep them, and the compute peak of each
+precision the rows use; the roof that binds a row (the limiter its counters show, where kept) is
+drawn bold. Hovering a point shows the row's numbers. A family whose rate is bytes across the
 host link (rate kind "link") or that has no FLOPs gets its bandwidth as bars against its own roof
 (the link's, or DRAM's); a family with no timed row gets one line saying why, not an empty frame."""
 
@@ -42,6 +43,7 @@ LEFT, RIGHT, TOP, BOTTOM = 80, 690, 44, 410  # the plot area, px
 LEVELS = (("dram", "DRAM", "circle"), ("l2", "L2", "square"), ("l1", "L1", "diamond"))
 CHAR_PX = 6.2  # width of a character of an 11 px label, for placing labels apart
 DRAM_COLOUR = "#d95f02"
+LEVEL_ROOFS = {"l2": ("L2", "#7570b3"), "l1": ("L1", "#1b9e77")}  # the roof's name and colour per level
 BINDING, ROOF = 3.6, 1.4  # stroke widths: the part of a roof that binds a row, the rest
 
 
@@ -115,7 +117,11 @@ def flop_svg(family: str, rows: list[Row], ceilings: Ceilings | None,
            y_grid(x, y, log_ticks(y.lo, y.hi), "achieved TFLOP/s (median, log)")]
     out.append(f'<clipPath id="clip-{e(_id(family))}"><rect x="{LEFT}" y="{TOP}" width="{RIGHT - LEFT}" '
                f'height="{BOTTOM - TOP}"/></clipPath><g clip-path="url(#clip-{e(_id(family))})">')
-    binds = _bindings(points, peaks, bandwidth)
+    parts = [part for r in rows if (part := part_of(r)) is not None]
+    level_roofs = {level: max(p.level_peaks[level] for p in parts if level in p.level_peaks)
+                   for level in ("l2", "l1") if any(level in p.level_peaks for p in parts)}
+    limiters = {r.id: part.limiter for r in rows if (part := part_of(r)) is not None and part.limiter}
+    binds = _bindings(points, peaks, bandwidth, limiters, level_roofs)
     legend: list[tuple[str, str, bool]] = []
     for index, (precision, peak) in enumerate(peaks.items()):
         colour = "#111" if index == 0 else LINE_COLOURS[(index + 2) % len(LINE_COLOURS)]
@@ -126,13 +132,18 @@ def flop_svg(family: str, rows: list[Row], ceilings: Ceilings | None,
         out += _memory_roof(x, y, peaks, bandwidth, binds)
         legend.append((f"DRAM {number(bandwidth / 1e12)} TB/s", DRAM_COLOUR,
                        any(binds.get(("DRAM", q)) for q in peaks)))
+    for level, level_bandwidth in level_roofs.items():
+        name, colour = LEVEL_ROOFS[level]
+        out += _memory_roof(x, y, peaks, level_bandwidth, binds, name, colour)
+        legend.append((f"{name} {number(level_bandwidth / 1e12)} TB/s (ncu)", colour,
+                       any(binds.get((name, q)) for q in peaks)))
     out.append("</g>")
     variants = list(dict.fromkeys(r.variant for r in rows))  # one colour per variant, at every size
     colours = {r.id: LINE_COLOURS[variants.index(r.variant) % len(LINE_COLOURS)] for r in rows}
     out += _points(points, x, y, colours, peaks, bandwidth)
     out += _labels(points, x, y, colours)
     out.append("</g>")
-    out += _legend(legend, points, ceilings)
+    out += _legend(legend, points, ceilings, bool(level_roofs))
     out.append("</svg>")
     return "".join(out)
 
@@ -156,27 +167,35 @@ def _bound(intensity: float, peak: float, bandwidth: float | None) -> str:
 Bindings = dict[tuple[str, str], list[str]]  # ("DRAM" or "compute", precision) -> the variants that roof binds
 
 
-def _bindings(points: list[Point], peaks: dict[str, float], bandwidth: float | None) -> Bindings:
-    """Which roof binds each row, at its DRAM (or model) point: {("DRAM"|"compute", precision): variants}."""
+def _bindings(points: list[Point], peaks: dict[str, float], bandwidth: float | None,
+              limiters: dict[str, str] | None = None, level_roofs: dict[str, float] | None = None) -> Bindings:
+    """Which roof binds each row, at its DRAM (or model) point: {("DRAM"|"L2"|"L1"|"compute", precision):
+    variants}. A row whose ncu part names the limiter the counters show (row_parts.NcuPart.limiter)
+    binds that roof where the chart draws it; otherwise the lower of DRAM's slope and the peak."""
     out: dict[tuple[str, str], list[str]] = {}
+    drawn = {"dram": "DRAM", "compute": "compute"} | {level: LEVEL_ROOFS[level][0] for level in level_roofs or {}}
     for p in points:
         peak = peaks.get(p.row.precision) or peaks.get("fp32")
         if p.level in ("dram", "model") and peak:
             precision = p.row.precision if p.row.precision in peaks else "fp32"
-            out.setdefault((_bound(p.intensity, peak, bandwidth), precision), []).append(p.row.variant)
+            roof = drawn.get((limiters or {}).get(p.row.id, "")) or _bound(p.intensity, peak, bandwidth)
+            out.setdefault((roof, precision), []).append(p.row.variant)
     return out
 
 
-def _memory_roof(x: Scale, y: Scale, peaks: dict[str, float], bandwidth: float, binds: Bindings) -> list[str]:
-    """The DRAM slope, shared by every precision, up to the highest ridge; bold where it binds a row."""
+def _memory_roof(x: Scale, y: Scale, peaks: dict[str, float], bandwidth: float, binds: Bindings,
+                 name: str = "DRAM", colour: str = DRAM_COLOUR) -> list[str]:
+    """A memory level's slope (DRAM's from the GPU's datasheet, L2's and L1's from ncu's peaks), shared by
+    every precision, up to the highest ridge; bold where it binds a row."""
     end = min(max(peaks.values()) / bandwidth, x.hi) if peaks else x.hi
     if end <= x.lo:
         return []
-    who = [v for (roof, _), variants in binds.items() if roof == "DRAM" for v in variants]
-    css = "roof memory binding" if who else "roof memory"
+    who = [v for (roof, _), variants in binds.items() if roof == name for v in variants]
+    css = ("roof memory binding" if who else "roof memory") + ("" if name == "DRAM" else f" {name.lower()}")
+    dash = "" if name == "DRAM" else ' stroke-dasharray="7 3"'
     return [(f'<line class="{css}" x1="{x(x.lo):.1f}" y1="{y(x.lo * bandwidth / 1e12):.1f}" '
-             f'x2="{x(end):.1f}" y2="{y(end * bandwidth / 1e12):.1f}" stroke="{DRAM_COLOUR}" '
-             f'stroke-width="{BINDING if who else ROOF}"><title>{e(_roof_title("DRAM", who))}</title></line>')]
+             f'x2="{x(end):.1f}" y2="{y(end * bandwidth / 1e12):.1f}" stroke="{colour}"{dash} '
+             f'stroke-width="{BINDING if who else ROOF}"><title>{e(_roof_title(name, who))}</title></line>')]
 
 
 def _roof(x: Scale, y: Scale, precision: str, peak: float, bandwidth: float | None, colour: str,
@@ -274,7 +293,8 @@ def _labels(points: list[Point], x: Scale, y: Scale, colours: dict[str, str]) ->
     return out
 
 
-def _legend(roofs: list[tuple[str, str, bool]], points: list[Point], ceilings: Ceilings | None) -> list[str]:
+def _legend(roofs: list[tuple[str, str, bool]], points: list[Point], ceilings: Ceilings | None,
+            level_roofs: bool = False) -> list[str]:
     x0, y0 = RIGHT + 24, TOP + 6
     out = [text(x0, y0, "roofs", font_weight=600, font_size=11.5)]
     row = y0 + 18
@@ -295,7 +315,7 @@ def _legend(roofs: list[tuple[str, str, bool]], points: list[Point], ceilings: C
     for kind in present:
         out.append(_legend_mark(kind, x0 + 13, row - 4) + text(x0 + 32, row, kinds[kind], font_size=11))
         row += 16
-    if any(p.level in ("l2", "l1") for p in points):
+    if any(p.level in ("l2", "l1") for p in points) and not level_roofs:
         out.append(text(x0, row + 4, "L1/L2 roofs: not in the results file", fill=MUTED, font_size=10.5))
     if ceilings is not None:
         out.append(text(x0, HEIGHT - 42, _short(f"roofs: {ceilings.source}", 46), fill=MUTED, font_size=10.5))

@@ -30,6 +30,9 @@ def test_levels_stalls_limiter_and_advice_agree_with_the_numbers_the_row_had(ker
     # DRAM bytes two ways: the roofline's rate times the launch's duration, and dram__bytes.sum
     assert part.level_bytes["dram"] == pytest.approx(part.dram_bytes, rel=0.02)
     assert part.level_bytes["l1"] > 0 and part.level_bytes["l2"] > 0
+    # each level's roof: ncu's peak bandwidth, faster nearer the SM (H100: DRAM 3.35 TB/s)
+    assert set(part.level_peaks) == set(LEVEL_KEYS)
+    assert part.level_peaks["l1"] > part.level_peaks["l2"] > part.level_peaks["dram"] > 1e12
     assert part.stalls and sum(part.stalls.values()) == pytest.approx(100.0)
     assert part.top_stall == max(part.stalls, key=lambda r: part.stalls[r])
     assert part.top_stall_pct == pytest.approx(part.stalls[part.top_stall])

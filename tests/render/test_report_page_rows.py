@@ -21,7 +21,8 @@ MEMORY_ADVICE = Advice("UncoalescedGlobalAccess", "This kernel has uncoalesced g
 HOT = HotLine("tiled_matmul.cu", 32, 46.0, "    sum += sharedA[ty][k] * sharedB[k][tx]; // <script>x</script>",
               {"mio_throttle": 60.0, "short_scoreboard": 25.0})
 PART = NcuPart(kernels=1, duration_ns=2.9e6, dram_pct=91.0, sm_pct=12.0, limiter="dram", dram_bytes=3.2e9,
-               flop=2.7e8, level_bytes={"l1": 6.4e9, "l2": 4.1e9, "dram": 3.2e9}, top_stall="long_scoreboard",
+               flop=2.7e8, level_bytes={"l1": 6.4e9, "l2": 4.1e9, "dram": 3.2e9},
+               level_peaks={"l1": 3.35e13, "l2": 8.7e12, "dram": 3.35e12}, top_stall="long_scoreboard",
                top_stall_pct=60.0, stalls={"long_scoreboard": 60.0, "lg_throttle": 25.0, "barrier": 10.0,
                                            "not_selected": 5.0},
                hot_lines=(HOT, HotLine("tiled_matmul.cu", 40, 12.0, "", {})),
@@ -94,3 +95,35 @@ def test_the_roofline_places_the_row_at_each_measured_level(text):
     marks = [m for m in plot(vecadd).iter(f"{SVG}g") if m.attrib.get("data-row") == "vecadd/grid/268435456"]
     levels = {m.attrib["data-level"]: x_value(plot(vecadd), centre(m)[0]) for m in marks}
     assert levels == pytest.approx({"dram": 2.7e8 / 3.2e9, "l2": 2.7e8 / 4.1e9, "l1": 2.7e8 / 6.4e9}, rel=1e-2)
+
+
+def test_the_l2_and_l1_roofs_are_drawn_and_the_counters_limiter_is_bold(text):
+    """The row's ncu part keeps each level's peak: L2 and L1 slopes join DRAM's; the row's limiter
+    (DRAM here) is the bold roof, the levels it does not bind are not."""
+    from tests.render.page_svg_reading import SVG, charts
+
+    vecadd = charts(text, "roofline")[0]
+    roofs = {line.attrib["class"]: line.find(f"{SVG}title").text for line in vecadd.iter(f"{SVG}line")
+             if line.attrib.get("class", "").startswith("roof memory")}
+    assert set(roofs) == {"roof memory binding", "roof memory l2", "roof memory l1"}
+    assert "grid" in roofs["roof memory binding"]
+    assert "L1 8.7" not in text and "L2 8.7 TB/s (ncu)" in text and "L1 33.5 TB/s (ncu)" in text
+    assert "L1/L2 roofs: not in the results file" not in text
+
+
+def test_an_l1_bound_row_binds_the_l1_roof(tmp_path):
+    from pathlib import Path
+
+    from tests.render.page_svg_reading import SVG, charts
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    loaded = results.load(fixtures / "results" / "h100_ci_with.json")
+    rows = [replace(r, ncu=replace(PART, limiter="l1")) if r.variant == "grid" else r for r in loaded.rows]
+    path = tmp_path / "l1.json"
+    results.save(replace(loaded, rows=rows), path)
+    vecadd = charts(page(execute(ReportRequest(path))), "roofline")[0]
+    bold = {line.attrib["class"]: line.find(f"{SVG}title").text for line in vecadd.iter(f"{SVG}line")
+            if "binding" in line.attrib.get("class", "") and "memory" in line.attrib["class"]}
+    assert "binds grid" in bold["roof memory binding l1"]
+    # the other rows keep no limiter: the lower of DRAM's slope and the peak binds them
+    assert "grid" not in bold["roof memory binding"].split("binds ")[1].split(", ")
