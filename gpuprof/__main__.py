@@ -2,10 +2,7 @@
 (SIGTERM the same, exit 143); a closed stdout (`gpuprof doctor >&-`) is one line, exit 3."""
 
 import os
-import signal
 import sys
-
-from gpuprof.errors import TERMINATED_EXIT_CODE, Interrupted, Terminated, stop_word
 
 
 def _closed_streams() -> list[int]:
@@ -29,13 +26,23 @@ def _closed_streams() -> list[int]:
 
 
 def _terminate(signum: int, frame: object) -> None:
+    from gpuprof.errors import Terminated
+
     raise Terminated()
 
 
 def main() -> None:
-    # SIGTERM (kill, a CI's timeout) stops gpuprof as Ctrl-C does: its finally blocks run, so a
-    # half-written temporary file is removed and child processes are ended, not orphaned.
-    signal.signal(signal.SIGTERM, _terminate)
+    try:  # os and sys are loaded with the interpreter; anything imported here can meet a Ctrl-C
+        import signal
+
+        from gpuprof.errors import TERMINATED_EXIT_CODE, Interrupted, Terminated, stop_word
+
+        # SIGTERM (kill, a CI's timeout) stops gpuprof as Ctrl-C does: its finally blocks run, so a
+        # half-written temporary file is removed and child processes are ended, not orphaned.
+        signal.signal(signal.SIGTERM, _terminate)
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted; nothing was saved\n")
+        sys.exit(130)  # errors.Interrupted.exit_code, before errors could be imported
     if 1 in _closed_streams():
         sys.stderr.write("error: stdout is closed; gpuprof has nowhere to write (redirect it to /dev/null "
                          "instead of closing it)\n")

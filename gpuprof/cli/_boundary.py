@@ -153,6 +153,5 @@ def exit_on_error(saved: Callable[[], Path | str | None] | None = None) -> Itera
         yield
     except KeyboardInterrupt as exc:
         where = saved() if saved is not None else None
-        word = stop_word(exc)
-        raise Interrupted(f"{word}; finished results were saved to {where}" if where else f"{word}; nothing was saved",
-                          terminated=isinstance(exc, Terminated)) from None
+        raise Interrupted(f"{stop_word(exc)}; finished results were saved to {where}" if where
+                          else stopped_message(exc), terminated=isinstance(exc, Terminated)) from None
