@@ -31,6 +31,9 @@ class OneLineErrors(TyperGroup):
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:
+        from gpuprof.files import WRITTEN
+
+        WRITTEN.clear()  # what an interrupted command wrote is this command's (CliRunner runs many in one process)
         try:
             result = super().main(args, prog_name, complete_var, standalone_mode=False,
                                   windows_expand_args=windows_expand_args, **extra)

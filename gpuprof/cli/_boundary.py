@@ -117,12 +117,12 @@ def report(exc: BaseException) -> int:
     return exit_code_of(exc)
 
 
-def stopped_message(exc: BaseException) -> str:
-    """The line for a Ctrl-C or SIGTERM that no command caught: what this process had written (whole
-    files only: every write is atomic), or that nothing was."""
+def stopped_message(exc: BaseException, since: int = 0) -> str:
+    """The line for a Ctrl-C or SIGTERM: the files written since WRITTEN held `since` of them (whole
+    files only: every write is atomic), or that nothing was saved."""
     from gpuprof.files import WRITTEN
 
-    saved = ", ".join(dict.fromkeys(str(path) for path in WRITTEN))
+    saved = ", ".join(dict.fromkeys(str(path) for path in WRITTEN[since:]))
     return f"{stop_word(exc)}; " + (f"written before the stop: {saved}" if saved else "nothing was saved")
 
 
@@ -148,10 +148,14 @@ def usage_message(exc: BaseException) -> str:
 
 @contextmanager
 def exit_on_error(saved: Callable[[], Path | str | None] | None = None) -> Iterator[None]:
-    """Ctrl-C inside a command: say truthfully what was saved (`saved()` names it, or None)."""
+    """Ctrl-C inside a command: say truthfully what was saved (`saved()` names it; else the files
+    written inside this block, or nothing)."""
+    from gpuprof.files import WRITTEN
+
+    since = len(WRITTEN)
     try:
         yield
     except KeyboardInterrupt as exc:
         where = saved() if saved is not None else None
         raise Interrupted(f"{stop_word(exc)}; finished results were saved to {where}" if where
-                          else stopped_message(exc), terminated=isinstance(exc, Terminated)) from None
+                          else stopped_message(exc, since), terminated=isinstance(exc, Terminated)) from None
