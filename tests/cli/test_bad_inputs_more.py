@@ -207,7 +207,7 @@ def old_results(tmp_path: Path) -> tuple[Path, bytes]:
     return out, out.read_bytes()
 
 
-@pytest.mark.parametrize("delay", [0.05, 0.3, 0.8, 1.5, 2.5])
+@pytest.mark.parametrize("delay", [0.4, 0.9, 1.6, 2.5])  # after Python's own start-up, which is not gpuprof's
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_during_a_write_leaves_the_old_file_or_a_whole_new_one(old_results, sig, delay):
     out, old = old_results
