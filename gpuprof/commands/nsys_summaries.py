@@ -11,6 +11,7 @@ from gpuprof.analysis.idle_time import idle_breakdown
 from gpuprof.analysis.stats import duration_stats
 from gpuprof.commands.nsys_results import NsysSummary
 from gpuprof.parsers import nsys_sqlite
+from gpuprof.parsers.gpu_activity import GpuOp
 from gpuprof.parsers.nsys_stats import NsysApiSummary, NsysKernelSummary, NsysMemTimeSummary, NsysNvtxSummary
 
 
@@ -48,8 +49,7 @@ def sqlite_summary(path: Path) -> NsysSummary:
     for name, (count, why) in impossible.items():
         notes.append(f"impossible in the export, left out (not a measurement): {name}: {count:,} "
                      f"{'launch' if not name.startswith('NVTX range') else 'range'}(s) {why}")
-    ops = [op for op in nsys_sqlite.read_sqlite_gpu_ops(path)
-           if not impossible_span(op.start_ns, op.end_ns, capture, kernel=op.kind == "kernel")]
+    ops = possible_gpu_ops(path, capture)
     return NsysSummary(
         path.name,
         kernels=kernel_summaries(kernels),
@@ -60,6 +60,12 @@ def sqlite_summary(path: Path) -> NsysSummary:
         artifacts=(path,),
         idle=idle_breakdown(ops),
     )
+
+
+def possible_gpu_ops(path: Path, capture: tuple[int, int] | None) -> list[GpuOp]:
+    """The export's kernels, copies and memsets, less those whose times are impossible (impossible_span)."""
+    return [op for op in nsys_sqlite.read_sqlite_gpu_ops(path)
+            if not impossible_span(op.start_ns, op.end_ns, capture, kernel=op.kind == "kernel")]
 
 
 def impossible_span(start_ns: float, end_ns: float, capture: tuple[int, int] | None, kernel: bool) -> str | None:

@@ -461,3 +461,55 @@ def test_an_impossible_time_in_an_nsys_export_is_named_and_left_out(tmp_path, mo
     span_ns = 944252972 - 342588446  # the capture's start and stop (ANALYSIS_DETAILS)
     for kernel in summary["kernels"] or []:
         assert 0 < kernel["min_ns"] and kernel["total_ns"] <= span_ns
+
+
+# ---------------------------------------------------------------- impossible values in `nsys stats` tables
+
+STATS = (TOOLS / "nsys_2025.3.1_stats_csv_8_reports_stdout.txt").read_text()
+
+
+def _stats_with(line_start: str, column: int, value: str) -> str:
+    """The recorded `nsys stats` output with one cell of the first row starting with line_start set to value."""
+    lines = STATS.splitlines()
+    k = next(i for i, line in enumerate(lines) if line.startswith(line_start))
+    cells = next(csv.reader([lines[k]]))
+    cells[column] = value
+    out = io.StringIO()
+    csv.writer(out, lineterminator="").writerow(cells)
+    lines[k] = out.getvalue()
+    return "\n".join(lines) + "\n"
+
+
+IMPOSSIBLE_STATS = {  # (the row, its column, the value, the name the note gives)
+    "kernel-negative-total": ("28.2,78977", 1, "-25760", "fma_fp32(float *, int, int): total time = -25760"),
+    "kernel-nan-total": ("28.2,78977", 1, "nan", "fma_fp32(float *, int, int): total time = nan"),
+    "kernel-inf-average": ("28.2,78977", 3, "inf", "fma_fp32(float *, int, int): avg = inf"),
+    "kernel-negative-instances": ("28.2,78977", 2, "-1", "fma_fp32(float *, int, int): instances = -1"),
+    "kernel-negative-share": ("28.2,78977", 0, "-28.2", "fma_fp32(float *, int, int): time = -28.2"),
+    "kernel-negative-min": ("28.2,78977", 5, "-78977", "fma_fp32(float *, int, int): min = -78977"),
+}
+
+
+@pytest.mark.parametrize("case", list(IMPOSSIBLE_STATS))
+def test_an_impossible_value_in_nsys_stats_is_named_and_left_out(tmp_path, monkeypatch, case):
+    from tests.nsys_fakes import FakeNsys
+
+    row, column, value, named = IMPOSSIBLE_STATS[case]
+    monkeypatch.setattr(_proc, "run", FakeNsys(stats=_stats_with(row, column, value)))
+    nsys = _write(tmp_path / "bin", "nsys", b"#!/bin/sh\n")
+    nsys.chmod(0o755)
+    report = _write(tmp_path, "r.nsys-rep", b"recorded elsewhere")
+    before = _hashes(tmp_path)
+    start = time.monotonic()
+    result = CliRunner().invoke(app, ["nsys", "--import", str(report), "--nsys", str(nsys), "--out",
+                                      str(tmp_path / "o"), "--json", str(tmp_path / "s.json")], env={"COLUMNS": "200"})
+    assert time.monotonic() - start < 20
+    assert result.exit_code == 0 and result.stderr == "", result.stderr
+    assert "Traceback" not in result.stdout
+    assert all(_hashes(tmp_path).get(path) == digest for path, digest in before.items())
+    shown = " ".join(result.stdout.split())
+    assert f"impossible in the report, left out (not a measurement): cuda_gpu_kern_sum: {named}" in shown
+    (summary,) = _strict_json((tmp_path / "s.json").read_text())["summaries"]
+    assert any(named in note for note in summary["notes"])
+    assert not any(k["name"].startswith("fma_fp32") for k in summary["kernels"])
+    assert all(k["total_ns"] >= 0 and k["min_ns"] >= 0 for k in summary["kernels"])
