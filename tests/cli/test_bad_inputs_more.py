@@ -513,3 +513,46 @@ def test_an_impossible_value_in_nsys_stats_is_named_and_left_out(tmp_path, monke
     assert any(named in note for note in summary["notes"])
     assert not any(k["name"].startswith("fma_fp32") for k in summary["kernels"])
     assert all(k["total_ns"] >= 0 and k["min_ns"] >= 0 for k in summary["kernels"])
+
+
+# ---------------------------------------------------------------- a large export is read in bounded time
+
+
+def test_an_export_of_60000_distinct_kernels_is_summarized_within_its_bound(tmp_path, monkeypatch):
+    """Two steps were quadratic: the idle-time gaps (each scanned every later operation) and the
+    short names (each compared with every other): 300,000 kernels took hours. Now linear or n log n."""
+    export = tmp_path / "big.sqlite"
+    export.write_bytes(SQLITE.read_bytes())
+    count = 60_000
+    with closing(sqlite3.connect(export)) as db:
+        db.execute("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) "
+                   "INSERT INTO StringIds SELECT 1000000 + i, 'sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tile' || i "
+                   "|| '(float *)' FROM n", (count,))
+        db.execute("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) "
+                   "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, correlationId, "
+                   "demangledName, shortName, registersPerThread, gridX, gridY, gridZ, blockX, blockY, blockZ, "
+                   "staticSharedMemory, dynamicSharedMemory, localMemoryPerThread, localMemoryTotal, gridId) "
+                   "SELECT 440848594 + i * 10, 440848594 + i * 10 + 5, 0, 1, 7, 100000 + i, 1000000 + i, 1000000 + i, "
+                   "16, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, i FROM n", (count,))
+        db.commit()
+    monkeypatch.setenv("COLUMNS", "200")
+    start = time.monotonic()
+    result = CliRunner().invoke(app, ["nsys", "--import", str(export), "--json", str(tmp_path / "s.json")])
+    assert time.monotonic() - start < 90  # it was hours
+    assert result.exit_code == 0 and result.stderr == "", result.stderr
+    assert f"the 200 largest of {count + 7:,} rows (all of them: --json)" in " ".join(result.stdout.split())
+    (summary,) = _strict_json((tmp_path / "s.json").read_text())["summaries"]
+    assert len(summary["kernels"]) == count + 7
+
+
+def test_names_past_the_rivals_limit_stay_whole_and_unique():
+    from gpuprof.render.kernel_names import MAX_RIVALS, short_names
+
+    crowd = [f"sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tile{i}(float *)" for i in range(MAX_RIVALS + 5)]
+    names = short_names(crowd)
+    assert len(set(names.values())) == len(crowd)
+    assert names[crowd[0]] == "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tile0"
+    few = short_names(crowd[:3])
+    assert few[crowd[0]] == "sm80_xmma_gemm_f32f32_f32f32_f32…tile0"
+    same = short_names([f"void k<{i}>(float *)" for i in range(MAX_RIVALS + 5)])
+    assert len(set(same.values())) == MAX_RIVALS + 5 and "k#2" in same.values()
