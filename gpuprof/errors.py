@@ -50,10 +50,28 @@ class EnvironmentProblem(GpuprofError):
     exit_code = 3
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C raises KeyboardInterrupt (gpuprof/__main__.py installs the
+    handler), so it stops the same clean way: children ended, no half-written file, one line."""
+
+
 class Interrupted(GpuprofError):
-    """Ctrl-C: stopped cleanly after saving what was finished (exit 130)."""
+    """Ctrl-C: stopped cleanly after saving what was finished (exit 130; 143 for SIGTERM, 128 + its number)."""
 
     exit_code = 130
+
+    def __init__(self, message: str, terminated: bool = False) -> None:
+        super().__init__(message)
+        if terminated:
+            self.exit_code = TERMINATED_EXIT_CODE
+
+
+TERMINATED_EXIT_CODE = 143
+
+
+def stop_word(exc: BaseException) -> str:
+    """How an error line names a stop by signal: 'terminated' (SIGTERM) or 'interrupted' (Ctrl-C)."""
+    return "terminated" if isinstance(exc, Terminated) else "interrupted"
 
 
 class ToolFailed(EnvironmentProblem):

@@ -397,6 +397,9 @@ def write_failed(path: Path | str, exc: OSError) -> EnvironmentProblem | InputEr
     return InputError(f"cannot write {path}: {_path_reason(exc)}")
 
 
+WRITTEN: list[Path] = []  # the files this process has written, for the line an interrupted command ends with
+
+
 def atomic_write_text(path: Path, text: str | Iterable[str]) -> Path:
     """A temporary file in the same directory, fsync, then rename over the target, keeping an old
     file's mode. text may come in pieces (a large report need not be joined into one string first).
@@ -450,6 +453,8 @@ def _atomic(path: Path, write: Any, into_stream: Any) -> Path:
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)  # mkstemp makes 0600; a new file is an ordinary one, an old one keeps its mode
         os.replace(tmp, path)
+        if not WRITTEN or WRITTEN[-1] != path:  # a suite rewrites its file after every variant
+            WRITTEN.append(path)
     except OSError as exc:
         raise write_failed(path, exc) from None
     finally:

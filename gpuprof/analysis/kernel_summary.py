@@ -32,6 +32,7 @@ class KernelSummary:
     nvtx_range: str | None  # innermost push/pop range it ran in; several joined by ", "
     advice: tuple[NcuAdvice, ...]
     rows: tuple[NcuKernelRow, ...]
+    impossible: tuple[str, ...] = ()  # its launches' impossible values (NcuKernelRow.impossible), left out
 
 
 def summarize_kernels(rows: Iterable[NcuKernelRow]) -> list[KernelSummary]:
@@ -45,6 +46,7 @@ def summarize_kernels(rows: Iterable[NcuKernelRow]) -> list[KernelSummary]:
 
 def _summary(members: list[NcuKernelRow], grand_total: float) -> KernelSummary:
     total = math.fsum(r.duration_ns or 0.0 for r in members)
+    timed = sum(1 for r in members if r.duration_ns is not None)  # a launch without a duration is not 0 ns
     longest = max(members, key=lambda r: r.duration_ns or 0.0)
     ranges = list(dict.fromkeys(r.nvtx_ranges[-1] for r in members if r.nvtx_ranges))
     return KernelSummary(
@@ -52,7 +54,7 @@ def _summary(members: list[NcuKernelRow], grand_total: float) -> KernelSummary:
         base_name=longest.kernel_name,
         launches=len(members),
         total_ns=total,
-        mean_ns=total / len(members),
+        mean_ns=total / timed if timed else 0.0,
         share_pct=100.0 * total / grand_total if grand_total > 0 else 0.0,
         registers=longest.registers_per_thread,
         achieved_occupancy_pct=duration_weighted(members, lambda r: r.achieved_occupancy_pct),
@@ -63,6 +65,7 @@ def _summary(members: list[NcuKernelRow], grand_total: float) -> KernelSummary:
         nvtx_range=", ".join(ranges) or None,
         advice=_unique_advice(longest.advice),
         rows=tuple(members),
+        impossible=tuple(f"ID {r.id}: {value}" for r in members for value in r.impossible),
     )
 
 

@@ -14,8 +14,8 @@ import typer
 from typer import Abort, echo
 from typer.core import TyperCommand, TyperGroup, TyperOption
 
-from gpuprof.cli._boundary import ClickException, NoArgsIsHelpError, report
-from gpuprof.errors import EnvironmentProblem, GpuprofError, UsageError
+from gpuprof.cli._boundary import ClickException, NoArgsIsHelpError, report, stopped_message
+from gpuprof.errors import EnvironmentProblem, GpuprofError, Interrupted, Terminated, UsageError
 
 try:  # Typer >= 0.29 vendors Click as typer._click; older ones use click itself
     from typer._click.core import ParameterSource
@@ -27,8 +27,13 @@ class OneLineErrors(TyperGroup):
     """Every error, Click's usage errors included, becomes one stderr line and its exit code
     (no Rich panels: the README promises one line)."""
 
+    finished = False  # the command has ended and said so: a signal after it changes nothing (__main__.py)
+
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:
+        from gpuprof.files import WRITTEN
+
+        WRITTEN.clear()  # what an interrupted command wrote is this command's (CliRunner runs many in one process)
         try:
             result = super().main(args, prog_name, complete_var, standalone_mode=False,
                                   windows_expand_args=windows_expand_args, **extra)
@@ -47,6 +52,7 @@ class OneLineErrors(TyperGroup):
                 code = report(EnvironmentProblem(f"{exc.strerror or exc}"))
         if standalone_mode:
             code = _flush_stdout(code)
+            OneLineErrors.finished = True
             sys.exit(code)
         return code
 
@@ -60,6 +66,14 @@ class OneLineErrors(TyperGroup):
                 raise
             _stdout_failed(exc)
             raise typer.Exit() from None  # exit 0: the reader has what it wanted
+        except KeyboardInterrupt as exc:
+            raise _stopped(exc) from None
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().make_context(*args, **kwargs)
+        except KeyboardInterrupt as exc:
+            raise _stopped(exc) from None
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if "--version" in args and len(args) > 1:
@@ -68,6 +82,12 @@ class OneLineErrors(TyperGroup):
                 others = [word for word in args if word != "--version"]
                 raise UsageError(f"--version takes nothing else; leave out {' '.join(others)}")
         return super().parse_args(ctx, args)
+
+
+def _stopped(exc: KeyboardInterrupt) -> Interrupted:
+    """Ctrl-C or SIGTERM that no command caught (exit_on_error names what it saved): one line and
+    exit 130 or 143, where Typer would exit 130 without a word, even for SIGTERM."""
+    return Interrupted(stopped_message(exc), terminated=isinstance(exc, Terminated))
 
 
 def _stdout_failed(exc: OSError) -> int:

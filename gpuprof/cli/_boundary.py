@@ -28,7 +28,7 @@ except ImportError:  # pragma: no cover
         NoSuchOption,
     )
 
-from gpuprof.errors import GpuprofError, Interrupted, UsageError
+from gpuprof.errors import TERMINATED_EXIT_CODE, GpuprofError, Interrupted, Terminated, UsageError, stop_word
 from gpuprof.render.safe_text import visible
 
 __all__ = ["ClickException", "NoArgsIsHelpError", "err_console", "exit_code_of", "exit_on_error", "print_error",
@@ -99,6 +99,8 @@ def exit_code_of(exc: BaseException) -> int:
     """The documented exit code of anything the boundary catches."""
     if isinstance(exc, GpuprofError):
         return exc.exit_code
+    if isinstance(exc, Terminated):
+        return TERMINATED_EXIT_CODE
     if isinstance(exc, (KeyboardInterrupt, Abort)):
         return Interrupted.exit_code
     return UsageError.exit_code  # Click's UsageError and its kin: bad command line
@@ -109,7 +111,7 @@ def report(exc: BaseException) -> int:
     if isinstance(exc, GpuprofError):
         print_error(exc.message)
     elif isinstance(exc, (KeyboardInterrupt, Abort)):
-        err_console.print("interrupted; nothing was saved", markup=False)
+        print_error(stopped_message(exc))
     else:
         print_error(usage_message(exc))
     return exit_code_of(exc)
@@ -121,6 +123,15 @@ def closest(given: str, possibilities: Sequence[str], keep: float = 0.1) -> list
     ranked = sorted(((difflib.SequenceMatcher(None, given, p).ratio(), p) for p in possibilities),
                     key=lambda rp: (-rp[0], rp[1]))
     return [p for ratio, p in ranked if ratio >= ranked[0][0] - keep][:3] if ranked else []
+
+
+def stopped_message(exc: BaseException, since: int = 0) -> str:
+    """The line for a Ctrl-C or SIGTERM: the files written since WRITTEN held `since` of them (whole
+    files only: every write is atomic), or that nothing was saved."""
+    from gpuprof.files import WRITTEN
+
+    saved = ", ".join(dict.fromkeys(str(path) for path in WRITTEN[since:]))
+    return f"{stop_word(exc)}; " + (f"written before the stop: {saved}" if saved else "nothing was saved")
 
 
 def usage_message(exc: BaseException) -> str:
@@ -146,10 +157,14 @@ def usage_message(exc: BaseException) -> str:
 
 @contextmanager
 def exit_on_error(saved: Callable[[], Path | str | None] | None = None) -> Iterator[None]:
-    """Ctrl-C inside a command: say truthfully what was saved (`saved()` names it, or None)."""
+    """Ctrl-C inside a command: say truthfully what was saved (`saved()` names it; else the files
+    written inside this block, or nothing)."""
+    from gpuprof.files import WRITTEN
+
+    since = len(WRITTEN)
     try:
         yield
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         where = saved() if saved is not None else None
-        raise Interrupted(f"interrupted; finished results were saved to {where}" if where
-                          else "interrupted; nothing was saved") from None
+        raise Interrupted(f"{stop_word(exc)}; finished results were saved to {where}" if where
+                          else stopped_message(exc, since), terminated=isinstance(exc, Terminated)) from None

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 COMPILE_TIMEOUT_S = 300.0  # tools/nvcc.py's default, kept here so `gpuprof --help` imports no compiler code
 CompileTimeout = Annotated[float, typer.Option(
-    "--compile-timeout", metavar="S", help="Seconds one nvcc compile may take; past it the build stops with exit 2.")]
+    "--compile-timeout", metavar="S",
+    help="Seconds one nvcc or NVRTC compile may take; past it the build stops with exit 2.")]
 FamilyArg = Annotated[str | None, typer.Argument(help="A kernel family (see `gpuprof list`); default: all.")]
 
 

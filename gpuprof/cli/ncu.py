@@ -148,6 +148,7 @@ def _show(run: NcuRun, plot: Path | None, target, per_launch: bool, wide: bool =
     from gpuprof.render.fit import print_table
     from gpuprof.render.kernel_names import short_names
     from gpuprof.render.ncu_view import (
+        impossible_lines,
         kernel_points,
         launches_table,
         roofline_table,
@@ -156,6 +157,7 @@ def _show(run: NcuRun, plot: Path | None, target, per_launch: bool, wide: bool =
         summary_table,
         variant_advice,
     )
+    from gpuprof.render.safe_text import visible
 
     console = human_console(target)
     width = console.width
@@ -187,6 +189,8 @@ def _show(run: NcuRun, plot: Path | None, target, per_launch: bool, wide: bool =
         from gpuprof.render.ladder_view import print_ladder
 
         print_ladder(console, rungs, wide, title=f"{run.family} ladder")
+    for line in impossible_lines(run):
+        console.print(visible(f"impossible in the report, left out (not a measurement): {line}"), markup=False)
     passes = sorted({row.replay_passes for row in rows if row.replay_passes is not None})
     if passes:
         times = str(passes[0]) if len(passes) == 1 else f"{passes[0]}–{passes[-1]}"

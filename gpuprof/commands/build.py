@@ -63,7 +63,7 @@ def build_variant(family: Family, variant: Variant, arch: str,
         usage = {u.kernel: u for u in parse_ptxas(done.stderr, display_path(variant.file))}.get(variant.kernel)
     error = None if usage else (
         f"entry point '{entry[0]}' not found in {display_path(variant.file)} (extern \"C\"?)")
-    rejected = None if error else nvrtc_rejects(variant, arch)
+    rejected = None if error else nvrtc_rejects(variant, arch, timeout_s)
     if rejected and needs_host_headers(rejected):
         rejected = None  # `gpuprof run` compiles such a file with nvcc, as here
     if rejected:

@@ -16,7 +16,7 @@ from gpuprof.analysis.idle_time import IdleBreakdown, idle_breakdown
 from gpuprof.commands import nsys_cupti
 from gpuprof.commands import nsys_torch_fallback as fallback
 from gpuprof.commands.nsys_results import NsysProfile, NsysSummary, prepare_out_dir
-from gpuprof.commands.nsys_summaries import sqlite_summary
+from gpuprof.commands.nsys_summaries import possible_gpu_ops, sqlite_summary
 from gpuprof.commands.target import COMMAND, FAMILY, IMPORT, Target, TargetRules, validate
 from gpuprof.errors import EnvironmentProblem, InputError, ParseError, UsageError
 from gpuprof.parsers import nsys_sqlite
@@ -279,10 +279,13 @@ def _stats_summary(nsys: str, label: str, report: Path, out_dir: Path, env: dict
     tables, notes = {}, []
     for name in tools.REPORTS:
         try:
-            tables[name] = tuple(stats.report(name).records)
+            table = stats.report(name)
         except NsysToolError as exc:  # SKIPPED (no such activity) or absent: an empty table with the reason
             tables[name] = ()
             notes.append(exc.message)
+            continue
+        tables[name] = tuple(table.records)
+        notes += [f"impossible in the report, left out (not a measurement): {name}: {row}" for row in table.impossible]
     sqlite = tools.export_path(report, out_dir)
     kept = (*artifacts, *([sqlite] if sqlite is not None and sqlite.is_file() else []), saved)
     return NsysSummary(label, kernels=tables["cuda_gpu_kern_sum"], memcpy=tables["cuda_gpu_mem_time_sum"],
@@ -296,7 +299,7 @@ def _idle_from(export: Path) -> IdleBreakdown | None:
     if export.suffix != ".sqlite" or not export.is_file():
         return None
     try:
-        return idle_breakdown(nsys_sqlite.read_sqlite_gpu_ops(export))
+        return idle_breakdown(possible_gpu_ops(export, nsys_sqlite.read_sqlite_capture(export)))
     except ParseError:
         return None
 

@@ -298,9 +298,11 @@ def _run_isolated(worker: isolation.Worker, job: tuple, report: Callable[[str], 
     row = _blank_row(family, variant, size, families.host(family))
     during = f" during {answer.last_event}" if answer.last_event else " while starting"
     if answer.status == isolation.TIMED_OUT:
+        # The compile runs in the worker too, so NVRTC is held to the same limit as the kernel.
+        why = ("a source whose macros or templates expand without end?" if answer.last_event == "compile"
+               else "a kernel that never ends?")
         row.check = CheckResult(status=TIMEOUT, reasons=[(
-            f"{answer.detail}{during}; its worker process was stopped "
-            "(a kernel that never ends? --timeout sets the limit)")])
+            f"{answer.detail}{during}; its worker process was stopped ({why} --timeout sets the limit)")])
     else:
         row.check = CheckResult(status=FAULT, reasons=[f"{answer.detail}{during}"])
     return row

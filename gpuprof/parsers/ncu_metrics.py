@@ -93,6 +93,9 @@ class NcuKernelRow:
     metrics: dict[str, float | str] = field(default_factory=dict, repr=False, hash=False)
     units: dict[str, str] = field(default_factory=dict, repr=False, hash=False)
     advice: tuple[NcuAdvice, ...] = field(default=(), repr=False)
+    # Values no launch can have (a negative or zero duration, a NaN or negative counter, a % far above
+    # 100), as "metric = value": each is left out of the fields above (None), never shown as measured.
+    impossible: tuple[str, ...] = ()
 
     @property
     def flop(self) -> float | None:
@@ -205,7 +208,12 @@ def to_base_unit(value: float, unit: str) -> tuple[float, str]:
     return value, unit
 
 
+_NOT_FINITE = {"nan", "-nan", "inf", "+inf", "-inf", "infinity", "-infinity"}
+
+
 def _value(cell: str, unit: str) -> tuple[float | str, str]:
+    if cell.strip().lower() in _NOT_FINITE:  # a number no counter can be: kept, and flagged where it is used
+        return float(cell.strip()), unit
     number = _number(cell)
     if number is None:
         return cell, unit
@@ -258,16 +266,22 @@ class _Metrics:
 
     def __init__(self, metrics: Mapping[str, float | str], where: str, path: str | Path | None) -> None:
         self.m, self.where, self.path = metrics, where, path
+        self.impossible: dict[str, str] = {}  # metric -> "metric = value (why)", for the row
 
     def num(self, *names: str) -> float | None:
+        """The first of names the report holds, as a number; None when none is there, or when the
+        value is impossible for a counter (then recorded in self.impossible, never used)."""
         for name in names:
             v = self.m.get(name)
             if v is None or (isinstance(v, str) and v.strip() in _ABSENT):
                 continue
             if isinstance(v, str):
                 raise ParseError(self.path, f"{self.where}, metric '{name}'", f"expected a number, got {v!r}")
-            if math.isfinite(v):
-                return float(v)
+            why = impossible_value(name, float(v))
+            if why:
+                self.impossible[name] = f"{name} = {v:g} ({why})"
+                return None
+            return float(v)
         return None
 
     def flop(self, kind: str) -> float | None:
@@ -293,6 +307,21 @@ class _Metrics:
 
 
 LIMITS = ("registers", "shared_mem", "warps", "blocks", "barriers")
+PCT_CEILING = 110.0  # a % of peak a little above 100 is rounding and clock drift; far above it, impossible
+
+
+def impossible_value(name: str, value: float) -> str | None:
+    """Why no launch can have this value of a metric gpuprof reads (all are durations, counts, rates
+    or percentages), or None: NaN or infinite, negative, a zero duration, a % far above 100."""
+    if not math.isfinite(value):
+        return "not a number"
+    if value < 0:
+        return "negative"
+    if name == "gpu__time_duration.sum" and value == 0:
+        return "a launch takes time"
+    if "pct" in name and value > PCT_CEILING:
+        return "above 100 %"
+    return None
 
 
 def row_from_metrics(
@@ -392,10 +421,22 @@ def row_from_metrics(
         ),
         peak_dram_bytes_per_s=m.product("dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second"),
         roofline_levels=levels_from_metrics(m.num, metrics, m.num("gpu__time_duration.sum")),
-        metrics=metrics,
+        metrics=_flagged_as_text(metrics, m.impossible),
         units=units,
         advice=advice,
+        impossible=tuple(m.impossible.values()),
     )
+
+
+def _flagged_as_text(metrics: dict[str, float | str], impossible: dict[str, str]) -> dict[str, float | str]:
+    """The launch's metrics with every impossible number (those read above, and any NaN, infinite or
+    negative counter among the rest) kept as its text, so no later sum or JSON takes it for a number."""
+    for name, value in metrics.items():
+        if isinstance(value, float) and name not in impossible and not name.startswith("device__attribute"):
+            why = "not a number" if not math.isfinite(value) else "negative" if value < 0 else None
+            if why:
+                impossible[name] = f"{name} = {value:g} ({why})"
+    return {k: f"{v:g}" if k in impossible and isinstance(v, float) else v for k, v in metrics.items()}
 
 
 def _text(value: float | str | None) -> str | None:

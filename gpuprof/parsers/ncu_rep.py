@@ -191,6 +191,7 @@ def rows_from_json(text: str) -> list[NcuKernelRow]:
         for key in ("block", "grid"):
             d[key] = None if d[key] is None else tuple(d[key])
         d["nvtx_ranges"] = tuple(d["nvtx_ranges"])
+        d["impossible"] = tuple(d.get("impossible", ()))
         d["sections"] = tuple(NcuSection(s["identifier"], s["name"], tuple(s["metrics"]))
                               for s in d.get("sections", ()))
         if d.get("roofline_levels") is not None:

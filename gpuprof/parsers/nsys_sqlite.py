@@ -173,6 +173,17 @@ def read_sqlite_export_info(path: str | Path) -> dict[str, str]:
         return {str(k): str(v) for k, v in _query(db, path, "SELECT name, value FROM META_DATA_EXPORT")}
 
 
+def read_sqlite_capture(path: str | Path) -> tuple[int, int] | None:
+    """When the capture started and stopped (ANALYSIS_DETAILS' startTime, stopTime: the clock of every
+    timestamp in the export); None when the table is absent or holds no whole integers."""
+    with _connect(path) as db:
+        if not _has_table(db, path, "ANALYSIS_DETAILS"):
+            return None
+        rows = _query(db, path, "SELECT startTime, stopTime FROM ANALYSIS_DETAILS")
+    spans = [(lo, hi) for lo, hi in rows if isinstance(lo, int) and isinstance(hi, int) and 0 <= lo <= hi]
+    return (min(lo for lo, _ in spans), max(hi for _, hi in spans)) if spans else None
+
+
 class _connect:
     """Read-only connection that turns sqlite errors into ParseError and always closes."""
 

@@ -111,6 +111,9 @@ class NsysReport:
     records: tuple[Any, ...] = field(default=(), repr=False)
     args: str | None = None  # "base", "mangled", "nvtx-name" ... when the report was given arguments
     format: str = "csv"
+    # Rows left out of records for a value no run can have (a negative or NaN time, count or size),
+    # each as "name: column = cell"; the caller says so where it shows the table.
+    impossible: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -300,11 +303,28 @@ def _report(header: list[str], body: list[list[str]], context: tuple, fmt: str, 
     name = context[0] or shape or "unknown"
     if shape is None and name in _BUILDERS:
         raise ParseError(path, f"line {lineno - 1}", f"header of {name} not recognised: {header[:4]!r}")
-    records: tuple = ()
+    records: list = []
+    impossible: list[str] = []
     if shape is not None and name in _BUILDERS:  # a report gpuprof did not ask for stays untyped
         build = _BUILDERS[shape]
-        records = tuple(build(_Row(canon, cells, f"line {lineno + k}", path)) for k, cells in enumerate(body))
-    return NsysReport(name, tuple(header), tuple(tuple(r) for r in body), records, context[1], fmt)
+        for k, cells in enumerate(body):
+            row = _Row(canon, cells, f"line {lineno + k}", path)
+            try:
+                records.append(build(row))
+            except _Impossible as exc:
+                names = (t for key in ("name", "range", "operation") if (t := row.text(key)))
+                label = next(names, f"line {lineno + k}")
+                impossible.append(f"{label}: {exc.key} = {exc.cell}")
+    return NsysReport(name, tuple(header), tuple(tuple(r) for r in body), tuple(records), context[1], fmt,
+                      tuple(impossible))
+
+
+class _Impossible(Exception):
+    """A value no run can have in a column of a summary row: the row is left out (NsysReport.impossible)."""
+
+    def __init__(self, key: str, cell: str) -> None:
+        super().__init__(f"{key} = {cell}")
+        self.key, self.cell = key, cell
 
 
 # Column names: "Total Time (ns)" -> key "total time", unit "ns". Old nsys spelled some differently.
@@ -397,6 +417,8 @@ class _Row:
         return int(self.number(key))
 
     def _to_number(self, key: str, cell: str) -> float:
+        if cell.lower().lstrip("+-") in ("nan", "inf", "infinity") or (_NUMBER.fullmatch(cell) and cell[0] == "-"):
+            raise _Impossible(key, cell)  # every column gpuprof reads is a time, a count, a size or a %
         if not _NUMBER.fullmatch(cell):
             raise ParseError(self.path, f"{self.where}, column {key!r}", f"expected a number, got {cell!r}")
         value = float(cell.replace(",", ""))

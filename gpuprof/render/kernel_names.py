@@ -14,6 +14,7 @@ The rule, applied to every name of one table together:
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 
 from gpuprof.parsers.ncu_metrics import kernel_base_name
@@ -22,14 +23,20 @@ MAX_STEM = 32
 MAX_LABEL = 44  # template arguments are added back only up to here; `#2`, `#3` tell the rest apart
 
 
+MAX_RIVALS = 256  # more names than this sharing a head or a function: no tokens or arguments added (rules 2-3)
+
+
 def short_names(names: Sequence[str]) -> dict[str, str]:
-    """Map each full (demangled) name to its table name; equal inputs map to one output."""
+    """Map each full (demangled) name to its table name; equal inputs map to one output. Each name
+    is compared only with those sharing its head or its function, so 300,000 names take seconds."""
     unique = list(dict.fromkeys(names))
     base = {n: kernel_base_name(n) for n in unique}
-    bases = list(dict.fromkeys(base.values()))
-    stems = {b: _stem(b, [o for o in bases if o != b]) for b in bases}
-    labels = {n: _with_distinguishing_arg(n, base[n], stems[base[n]], [m for m in unique if base[m] == base[n]])
-              for n in unique}
+    by_base: dict[str, list[str]] = {}
+    for n in unique:
+        by_base.setdefault(base[n], []).append(n)
+    ordered = sorted(by_base)
+    stems = {b: _stem(b, _starting_with(ordered, _head(b), b)) if len(b) > MAX_STEM else b for b in by_base}
+    labels = {n: _with_distinguishing_arg(n, base[n], stems[base[n]], by_base[base[n]]) for n in unique}
     counts: dict[str, int] = {}
     out = {}
     for n in unique:
@@ -38,9 +45,19 @@ def short_names(names: Sequence[str]) -> dict[str, str]:
     return out
 
 
+def _starting_with(ordered: list[str], prefix: str, exclude: str) -> list[str]:
+    """The names of the sorted list that start with prefix, less exclude; past MAX_RIVALS of them,
+    every one (then _stem keeps the whole name: telling that many apart token by token costs n^2)."""
+    low = bisect_left(ordered, prefix)
+    high = bisect_left(ordered, prefix + chr(0x10FFFF), low)  # the names starting with prefix: one run
+    if high - low > MAX_RIVALS + 1:
+        return ordered
+    return [o for o in ordered[low:high] if o != exclude]
+
+
 def _with_distinguishing_arg(name: str, base: str, stem: str, namesakes: list[str]) -> str:
     """`stem<args>` with the template arguments, left to right, that tell this kernel from its namesakes."""
-    if len(namesakes) < 2:
+    if len(namesakes) < 2 or len(namesakes) > MAX_RIVALS:  # past it, `#2`, `#3` tell them apart
         return stem
     mine = [_arg_name(a) for a in _template_args(name, base)]
     remaining = [[_arg_name(a) for a in _template_args(m, base)] for m in namesakes if m != name]
@@ -94,12 +111,20 @@ def _template_args(name: str, base: str) -> list[str]:
     return args
 
 
+def _head(label: str) -> str:
+    """The label's first `_`-tokens, up to MAX_STEM characters (at least one token)."""
+    tokens = label.split("_")
+    prefixes = ["_".join(tokens[:n]) for n in range(1, len(tokens) + 1)]
+    return ([p for p in prefixes if len(p) <= MAX_STEM] or prefixes[:1])[-1]
+
+
 def _stem(label: str, others: list[str]) -> str:
     if len(label) <= MAX_STEM:
         return label
     tokens = label.split("_")
-    prefixes = ["_".join(tokens[:n]) for n in range(1, len(tokens) + 1)]
-    head = ([p for p in prefixes if len(p) <= MAX_STEM] or prefixes[:1])[-1]
+    if len(others) > MAX_RIVALS:  # only a crowd's whole list is this long (_starting_with)
+        return label
+    head = _head(label)
     if not any(o.startswith(head) for o in others):
         return head
     # Kernels that share a long head (cuBLAS/CUTLASS names) differ further on: keep the head and add,

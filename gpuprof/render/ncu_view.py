@@ -59,6 +59,17 @@ _CAPTION = ("kernel: name stem (full names: --wide, --json); occupancy: achieved
             "SM/mem %: of peak sustained (SpeedOfLight); limiter: what caps blocks per SM")
 
 
+IMPOSSIBLE_MARK = " !"
+_IMPOSSIBLE_CAPTION = "; !: the report holds values no launch can have, left out (listed below)"
+
+
+def impossible_lines(run: NcuRun) -> list[str]:
+    """One line per launch whose report values are impossible (parsers.ncu_metrics.impossible_value):
+    the kernel, its ID and each metric with its value; they are left out of every figure."""
+    return [f"{r.demangled_name} (ID {r.id}): {'; '.join(r.impossible)}"
+            for result in run.results for r in result.rows if r.impossible]
+
+
 def summary_table(run: NcuRun, width: int | None, wide: bool = False) -> Table:
     """One row per distinct kernel, largest total time first."""
     summaries = summarize_kernels(r for result in run.results for r in result.rows)
@@ -67,15 +78,16 @@ def summary_table(run: NcuRun, width: int | None, wide: bool = False) -> Table:
                Column("total", 0), Column("mean", 4), Column("share", 0), Column("regs", 5),
                Column("occupancy", 2), Column("SM %", 1), Column("mem %", 1), Column("limiter", 2, "left")]
     rows: list[list[str | Text]] = [
-        [kernel_label(names, s.name, wide), s.nvtx_range or "-", str(s.launches), _ns(s.total_ns),
-         _ns(s.mean_ns), f"{s.share_pct:.1f} %", _num(s.registers, "{:.0f}"),
+        [kernel_label(names, s.name, wide) + (IMPOSSIBLE_MARK if s.impossible else ""), s.nvtx_range or "-",
+         str(s.launches), _ns(s.total_ns), _ns(s.mean_ns), f"{s.share_pct:.1f} %", _num(s.registers, "{:.0f}"),
          _occupancy(s.achieved_occupancy_pct, s.theoretical_occupancy_pct), _num(s.sm_pct, "{:.0f}"),
          _num(s.memory_pct, "{:.0f}"), limiter_text(s.limiter)]
         for s in summaries]
     launches = sum(s.launches for s in summaries)
     return fitted_table(columns, rows, None if wide else width,
                         title=_title(run, f"{len(summaries)} kernels, {launches} launches profiled"),
-                        caption=_CAPTION + "; share: of the profiled launches' summed duration")
+                        caption=_CAPTION + "; share: of the profiled launches' summed duration"
+                        + (_IMPOSSIBLE_CAPTION if any(s.impossible for s in summaries) else ""))
 
 
 def launches_table(run: NcuRun, width: int | None, wide: bool = False) -> Table:
@@ -95,7 +107,8 @@ def launches_table(run: NcuRun, width: int | None, wide: bool = False) -> Table:
         for r in result.rows:
             label = result.label if run.family else (r.nvtx_ranges[-1] if r.nvtx_ranges else "-")
             rows.append([
-                label, kernel_label(names, r.demangled_name, wide), _ns(r.duration_ns),
+                label, kernel_label(names, r.demangled_name, wide) + (IMPOSSIBLE_MARK if r.impossible else ""),
+                _ns(r.duration_ns),
                 _num(r.sm_throughput_pct), _num(r.memory_throughput_pct), _num(r.dram_throughput_pct),
                 _occupancy(r.achieved_occupancy_pct, r.theoretical_occupancy_pct), limiter_text(r.occupancy_limiter),
                 _num(r.registers_per_thread, "{:.0f}"), units.nbytes(r.shared_mem_per_block_bytes), _dims(r.grid),
@@ -104,7 +117,8 @@ def launches_table(run: NcuRun, width: int | None, wide: bool = False) -> Table:
             ])
     launches = sum(len(result.rows) for result in run.results)
     caption = (_CAPTION + "; FLOP = fadd + fmul + 2·ffma (FP32+FP64+FP16 SASS counters); "
-               "FLOP/B = FLOP / dram__bytes.sum")
+               "FLOP/B = FLOP / dram__bytes.sum" + (_IMPOSSIBLE_CAPTION if any(r.impossible for r in rows_of(run))
+                                                    else ""))
     return fitted_table(columns, rows, None if wide else width,
                         title=_title(run, f"{launches} launches, report read by {run.reader}"), caption=caption)
 

@@ -44,8 +44,15 @@ def _cell(value: float | None, scale: float) -> str:
 _PRIORITY = (0, 1, 3, 4, 4)  # Total always; Avg, then Med, then Min and Max give way on narrow terminals
 
 
+MAX_ROWS = 200  # a table's rows, largest total first; a trace of 300,000 distinct kernels would take minutes to draw
+
+
 def _table(title: str, name_header: str, count_header: str, rows: Sequence, names: list[str], counts: list[int],
            width: int | None) -> Table:
+    caption = ""
+    if len(rows) > MAX_ROWS:
+        caption = f"the {MAX_ROWS} largest of {len(rows):,} rows (all of them: --json)"
+        rows, names, counts = rows[:MAX_ROWS], names[:MAX_ROWS], counts[:MAX_ROWS]
     columns = [Column(name_header, 0, "left"), Column(count_header, 2), Column("Time %", 0)]
     cells = []
     for attr, header, priority in zip(_STATS, _HEADERS, _PRIORITY):
@@ -56,7 +63,7 @@ def _table(title: str, name_header: str, count_header: str, rows: Sequence, name
     # Text, not str: "[CUDA memset]" and template arguments must not be read as Rich markup.
     body: list[list[str | Text]] = [[Text(names[i]), f"{counts[i]:,}", f"{r.time_pct:.1f}", *(col[i] for col in cells)]
                                     for i, r in enumerate(rows)]
-    return fitted_table(columns, body, width, title=title)
+    return fitted_table(columns, body, width, title=title, caption=caption)
 
 
 def kernel_table(rows: Sequence[NsysKernelSummary], title: str = "CUDA kernels (GPU time)", width: int | None = None,

@@ -43,6 +43,13 @@ def find_tool(name: str, explicit: str | Path | None = None, extra_dirs: tuple[P
     raise EnvironmentProblem(f"{name} is not on PATH; {hint}")
 
 
+def python_child_env() -> dict[str, str]:
+    """The environment for `python -m gpuprof....` as a child: this gpuprof's folder first on
+    PYTHONPATH, so the child imports the same code whatever its working folder."""
+    package_root = str(Path(__file__).resolve().parents[2])
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
+
+
 def run(argv: list[str], *, timeout_s: float, cwd: Path | None = None,
         env: dict[str, str] | None = None, isolated: bool = False) -> Completed:
     """Run argv (never through a shell); a timeout or a missing program is an EnvironmentProblem.

@@ -218,9 +218,7 @@ def read_sources_isolated(report: Path, timeout_s: float = READER_TIMEOUT_S) -> 
 
 
 def _read_in_child(module: str, decode: Callable[[str], list[T]], report: Path, timeout_s: float) -> list[T]:
-    package_root = str(Path(__file__).resolve().parents[2])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
-    done = _proc.run([sys.executable, "-m", module, str(report)], timeout_s=timeout_s, env=env)
+    done = _proc.run([sys.executable, "-m", module, str(report)], timeout_s=timeout_s, env=_proc.python_child_env())
     said = " ".join(done.stderr.split())[-300:]
     if done.returncode == ncu_rep.CHILD_OK:
         try:

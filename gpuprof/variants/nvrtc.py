@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
+import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -17,9 +20,10 @@ from gpuprof.errors import EnvironmentProblem, InputError
 from gpuprof.files import read_source
 from gpuprof.gpu import cupy, device_info
 from gpuprof.paths import CACHE_DIR
+from gpuprof.tools import _proc, compile_dir, nvcc
 from gpuprof.tools._proc import cuda_home
 from gpuprof.tools.include_check import MAX_SOURCE_BYTES, check_includes
-from gpuprof.variants import cubin
+from gpuprof.variants import cubin, nvrtc_child
 from gpuprof.variants.catalog import Variant, kernels_root
 from gpuprof.variants.declarations import base_name, instance_name, is_cpp_entry, kernel_declarations, template_defines
 from gpuprof.variants.headers import headers_digest
@@ -136,26 +140,77 @@ def nvrtc_library() -> Any | None:
     return nvrtc
 
 
-def nvrtc_rejects(variant: Variant, arch: str) -> str | None:
+def nvrtc_rejects(variant: Variant, arch: str, timeout_s: float = nvcc.COMPILE_TIMEOUT_S) -> str | None:
     """NVRTC's first error for the variant (file:line), compiled as `gpuprof run` compiles it, with
     no GPU; None when it compiles, or when this machine has no NVRTC or arch is not one sm_XX.
     nvcc includes cuda_runtime.h (and math.h) in every file, NVRTC does not: a kernel using
-    INFINITY builds with `gpuprof build` and then fails at `gpuprof run` without this check."""
+    INFINITY builds with `gpuprof build` and then fails at `gpuprof run` without this check.
+    NVRTC runs in a child process (nvrtc_child) ended after timeout_s, as nvcc is: InputError then."""
     nvrtc = nvrtc_library()
     if nvrtc is None or variant.file is None or not re.fullmatch(r"(sm|compute)_\d+[af]?", arch):
         return None
     # A plain program name: NVRTC takes a name such as '-dash.cu' for an option.
-    program = nvrtc.createProgram(nvrtc_source(variant), PROGRAM_NAME, [], [])
-    for compiled_name, cpp in entry_points(variant).values():
-        if cpp:  # a template is compiled only where an instance is named
-            nvrtc.addNameExpression(program, compiled_name)
+    request = {"source": nvrtc_source(variant), "program": PROGRAM_NAME,
+               "options": [*nvrtc_options(variant), f"-arch={arch}"],
+               "name_expressions": [compiled for compiled, cpp in entry_points(variant).values() if cpp]}
+    key = hashlib.sha256(json.dumps([request, nvrtc.getVersion()], sort_keys=True).encode()).hexdigest()
+    known = _known_verdict(key)
+    if known is not None:
+        return known or None
+    verdict, keep = _verdict_in_child(request, variant, timeout_s)
+    if keep:
+        _keep_verdict(key, verdict or "")
+    return verdict
+
+
+_VERDICTS = CACHE_DIR / "nvrtc-verdicts"  # a build of an unchanged variant starts no child
+
+
+def _known_verdict(key: str) -> str | None:
+    """A kept verdict: "" (compiled) or NVRTC's first error; None when none is kept."""
     try:
-        nvrtc.compileProgram(program, [*nvrtc_options(variant), f"-arch={arch}"])
+        return (_VERDICTS / key).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
         return None
-    except nvrtc.NVRTCError:
-        return _first_error(user_text(nvrtc.getProgramLog(program), variant))
-    finally:
-        nvrtc.destroyProgram(program)
+
+
+def _keep_verdict(key: str, verdict: str) -> None:
+    try:
+        _VERDICTS.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=_VERDICTS, prefix=".tmp-")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(verdict)
+        os.replace(tmp, _VERDICTS / key)
+    except OSError:
+        pass  # a read-only or full cache: the next build asks NVRTC again
+
+
+def _verdict_in_child(request: dict, variant: Variant, timeout_s: float) -> tuple[str | None, bool]:
+    """NVRTC's first error (None: it compiled) from a child process ended after timeout_s (InputError),
+    and whether it is NVRTC's own verdict, to keep (not a child that found no libnvrtc or died)."""
+    assert variant.file is not None
+    shown = display_path(variant.file)
+    with compile_dir.private_folder("gpuprof-nvrtc-") as folder:
+        asked = folder / "request.json"
+        try:
+            asked.write_text(json.dumps(request), encoding="utf-8")
+        except OSError as exc:
+            raise compile_dir.environment_error(exc, str(folder.parent)) from None
+        try:
+            done = _proc.run([sys.executable, "-m", "gpuprof.variants.nvrtc_child", str(asked)], timeout_s=timeout_s,
+                             cwd=folder, env=_proc.python_child_env(), isolated=True)
+        except EnvironmentProblem as exc:
+            if "did not finish" in exc.message:
+                raise InputError(f"{shown}: NVRTC did not finish within {timeout_s:g} s (a source that expands "
+                                 "without end, or raise --compile-timeout)") from None
+            raise
+    if done.returncode == nvrtc_child.COMPILED:
+        return None, True
+    if done.returncode == nvrtc_child.REJECTED:
+        return _first_error(user_text(done.stdout, variant)), True
+    if done.returncode == nvrtc_child.UNAVAILABLE:
+        return None, False
+    return f"NVRTC ended without a verdict on {shown} (exit {done.returncode}: {done.stderr.strip()[-200:]})", False
 
 
 def compile_variant(variant: Variant) -> CompiledKernel:
