@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from gpuprof.analysis.speedup_summary import geometric_mean, rungs
 from gpuprof.analysis.tables import Table
 from gpuprof.commands.report import StoryReport
-from gpuprof.render.page_ladder import rate_unit
+from gpuprof.render.page_ladder import rate_unit, throttled
 from gpuprof.render.page_svg import number
 from gpuprof.results import size_label
 
@@ -23,6 +23,7 @@ class Best:
     rate: str  # "46.8 TFLOP/s"
     vendor: str | None
     vs_vendor: float | None
+    throttled: str = ""  # "cublas: 1000/1000 throttled": samples of the two rows NVML saw clock-capped
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,10 @@ def best_of(table: Table) -> Best | None:
     row = max(climbed, key=lambda r: r.derived.rate if r.derived and r.derived.rate else 0.0)
     assert row.derived is not None and row.derived.rate is not None
     unit, scale = rate_unit(table.rate_kind)
+    vendor = next((r for r in table.rows if r.vendor and r.variant == table.vendor), None)
+    capped = [f"{r.variant}: {words}" for r in (row, vendor) if r is not None and (words := throttled(r))]
     return Best(table.family.name, row.variant, size_label(row.size), f"{number(row.derived.rate / scale)} {unit}",
-                table.vendor, row.derived.vs_vendor)
+                table.vendor, row.derived.vs_vendor, "; ".join(capped))
 
 
 def headline(story: StoryReport) -> Headline:

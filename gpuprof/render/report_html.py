@@ -147,8 +147,9 @@ def _headline_section(story: StoryReport, top: Headline, anchors: dict[str, str]
     for best in top.best:
         versus = (f"{best.vs_vendor:.3g}× {_e(best.vendor)}" if best.vs_vendor is not None
                   else "no vendor row")
+        caveat = f" — {best.throttled}: the ratio is not a clean comparison" if best.throttled else ""
         cards.append((f"<a href=\"#{anchors[best.family]}\">{versus}</a>",
-                      f"{best.family}: best rung {best.variant} ({best.rate}) at {best.size}"))
+                      f"{best.family}: best rung {best.variant} ({best.rate}) at {best.size}{caveat}"))
     if top.geomean is not None:
         families = f"{top.geomean_n} famil{'ies' if top.geomean_n != 1 else 'y'}"
         cards.append((_e(f"{top.geomean:.3g}×"), f"geomean of the best rungs vs their vendor library ({families})"))

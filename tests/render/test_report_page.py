@@ -15,6 +15,7 @@ from gpuprof import results
 from gpuprof.analysis.speedup_summary import geometric_mean
 from gpuprof.cli import app
 from gpuprof.commands.report import ReportRequest, execute
+from gpuprof.render.page_headline import headline
 from gpuprof.render.report_html import page
 from gpuprof.results import WRONG
 from gpuprof.row_parts import NcuPart, SanitizerPart
@@ -333,3 +334,13 @@ def test_a_recorded_run_with_ncu_places_each_level_at_its_measured_bytes(fixture
     naive = rows["matmul/naive/2048x2048x2048"]
     assert naive.ncu.limiter == "l1" and "l1-bound" in text.lower()
     assert "kernels/matmul/naive.cu:18" in text  # its hottest line, with its text
+
+
+def test_a_headline_ratio_over_throttled_samples_says_so(fixtures_dir_module):
+    """The re-recorded course: every cuBLAS BF16 sample was clock-capped, so gemm_bf16's 1.1x is
+    marked as no clean comparison; vecadd's rows were not capped and carry no caveat."""
+    story = execute(ReportRequest(fixtures_dir_module / "results" / "h100_course.json"))
+    cards = {card.family: card for card in headline(story).best}
+    assert "cublas: 1000/1000 throttled" in cards["gemm_bf16"].throttled
+    assert cards["vecadd"].throttled == ""
+    assert "the ratio is not a clean comparison" in page(story)
