@@ -46,6 +46,16 @@ class Advice:
     speedup_pct: float | None = None
     kind: str = "OPT"  # ncu's rule result kind
 
+    # What analysis/advice_order.order_advice reads of a rule result (parsers' NcuAdvice names):
+    # the row keeps the rule's name in `rule` (the section's where ncu gave no rule name).
+    @property
+    def section(self) -> str:
+        return ""
+
+    @property
+    def estimated_speedup_pct(self) -> float | None:
+        return self.speedup_pct
+
 
 @dataclass(frozen=True, slots=True)
 class NcuPart:

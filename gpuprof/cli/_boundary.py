@@ -117,10 +117,12 @@ def report(exc: BaseException) -> int:
     return exit_code_of(exc)
 
 
-def closest(given: str, possibilities: Sequence[str], keep: float = 0.1) -> list[str]:
-    """Click's close names, the nearest first, only those about as near as the nearest: '--variant'
-    gets '--variants', not also '--audit' (difflib's ratio 0.95 against 0.62)."""
-    ranked = sorted(((difflib.SequenceMatcher(None, given, p).ratio(), p) for p in possibilities),
+def closest(given: str, possibilities: Sequence[str], keep: float = 0.1, cutoff: float = 0.6) -> list[str]:
+    """The names close to `given` (difflib's ratio at least `cutoff`, as Click and get_close_matches
+    judge), the nearest first, only those about as near as the nearest: '--variant' gets '--variants',
+    not also '--audit' (ratio 0.95 against 0.62)."""
+    ranked = sorted(((ratio, p) for p in possibilities
+                     if (ratio := difflib.SequenceMatcher(None, given, p).ratio()) >= cutoff),
                     key=lambda rp: (-rp[0], rp[1]))
     return [p for ratio, p in ranked if ratio >= ranked[0][0] - keep][:3] if ranked else []
 
@@ -147,7 +149,7 @@ def usage_message(exc: BaseException) -> str:
         name = message.split("'")[1] if "'" in message else ""
         group = ctx.command if ctx is not None and hasattr(ctx.command, "list_commands") else None
         commands = [c for c in group.list_commands(ctx) if not group.get_command(ctx, c).hidden] if group else []
-        close = difflib.get_close_matches(name, commands, n=1)
+        close = closest(name, commands)
         message = f"No such command '{name}'" + (f"; did you mean {close[0]}?" if close
                                                  else f"; choose from: {', '.join(commands)}")
     elif isinstance(exc, MissingParameter) and exc.ctx is not None:

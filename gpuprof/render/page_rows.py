@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from gpuprof.analysis.advice_order import order_advice, ordered_by
 from gpuprof.analysis.stall_reasons import describe
 from gpuprof.render import units
 from gpuprof.render.page_svg import LINE_COLOURS, e
@@ -17,8 +18,6 @@ from gpuprof.row_parts import CLEAN, FINDINGS, Advice, NcuPart, SanitizerPart
 MEMORY_LIMITERS = ("dram", "l2", "l1")
 MEMORY_BUSY_PCT = 60.0  # without a judged limiter: memory throughput this busy, above the SMs', reads memory-bound
 # ncu rules and words that are about memory (the Memory Workload Analysis section's rules, coalescing, banks).
-_MEMORY_WORDS = re.compile(r"memory|dram|l1tex|\bl1\b|\bl2\b|cache|coalesc|sector|bank|shared|uncoalesced|"
-                           r"global (load|store|access)|bytes|bandwidth|transaction|lsu|load|store", re.IGNORECASE)
 STALLS_SHOWN = 7
 HOT_LINES_SHOWN = 8
 TEXT_CHARS = 110
@@ -36,17 +35,16 @@ def memory_bound(part: NcuPart) -> bool:
     return memory is not None and memory >= MEMORY_BUSY_PCT and memory > (part.sm_pct or 0.0)
 
 
+def advice_limiter(part: NcuPart) -> str | None:
+    """The limiter the advice is ordered by: the row's measured one; for a file without one, "dram"
+    where its memory was the busier side (memory_bound), else none (by estimated speedup alone)."""
+    return part.limiter or ("dram" if memory_bound(part) else None)
+
+
 def ordered_advice(part: NcuPart) -> list[Advice]:
-    """ncu's advice, the kind that fits the row's limiter first (memory advice for a memory-bound
-    row, the rest after it; the other way round for a compute-bound one), each kind by its estimated
-    speedup, largest first."""
-    memory_first = memory_bound(part)
-
-    def key(a: Advice) -> tuple[bool, float]:
-        about_memory = bool(_MEMORY_WORDS.search(f"{a.rule} {a.message}"))
-        return (about_memory != memory_first, -(a.speedup_pct or 0.0))
-
-    return sorted(part.advice, key=key)
+    """ncu's advice in the order the terminal gives it (analysis/advice_order.py): the kinds the row's
+    limiter makes relevant first, each kind by its estimated speedup, largest first."""
+    return order_advice(part.advice, advice_limiter(part))
 
 
 def why_cell(row: Row, part: NcuPart | None) -> str:
@@ -178,11 +176,10 @@ def _hot_lines(part: NcuPart) -> str:
 def _advice(part: NcuPart) -> str:
     if not part.advice:
         return ""
-    kind = "memory" if memory_bound(part) else "compute and latency"
     items = "".join(f"<li><b>{e(a.rule)}</b>" + (f" <span class=\"pill\">est. {a.speedup_pct:.0f} %</span>"
                                                   if a.speedup_pct is not None else "")
                     + f" {e(a.message)}</li>" for a in ordered_advice(part))
-    return f"<h4>ncu's advice ({e(kind)} advice first)</h4><ol class=\"advice\">{items}</ol>"
+    return f"<h4>ncu's advice ({e(ordered_by(advice_limiter(part)))})</h4><ol class=\"advice\">{items}</ol>"
 
 
 def _findings(sanitizer: SanitizerPart) -> str:
