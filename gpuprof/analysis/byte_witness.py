@@ -12,6 +12,8 @@ its inputs, or whose writes fall below RATIO of its output less one L2, is IMPOS
 
 from __future__ import annotations
 
+from gpuprof.results import IMPOSSIBLE, Row
+
 RATIO = 0.98  # 2 % short is far outside what sector rounding and counters allow an honest kernel
 L2_MULTIPLE = 4
 
@@ -29,3 +31,13 @@ def shortfall(read: float | None, must_read: float | None, written: float | None
         return (f"ncu counted {written / 1e9:.3g} GB written to DRAM, {100 * written / must_write:.0f} % of "
                 f"the {must_write / 1e9:.3g} GB of its output: part of its output was never written")
     return None
+
+
+def mark(row: Row, read: float | None, must_read: float, written: float | None, must_write: float,
+         l2_bytes: int | None) -> bool:
+    """Make the row IMPOSSIBLE, the shortfall named, where its DRAM bytes fall short; True when it did."""
+    why = shortfall(read, must_read, written, must_write, l2_bytes)
+    if why:
+        row.check.status = IMPOSSIBLE
+        row.check.reasons.append(why)
+    return why is not None

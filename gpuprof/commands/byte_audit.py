@@ -13,19 +13,15 @@ the PATH and neither was asked, the run's footnote says the audit is there to ta
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from gpuprof.analysis import byte_witness
 from gpuprof.progress import ProgressFn
-from gpuprof.results import IMPOSSIBLE, OK, Row
+from gpuprof.results import OK, Row
 from gpuprof.variants.catalog import Family
 from gpuprof.variants.selection import VariantOptions
 
 AUDIT_SECTIONS = ("SpeedOfLight",)
-READ_METRIC, WRITE_METRIC = "dram__bytes_read.sum", "dram__bytes_write.sum"
 
 
 def audit(rows: list[Row], family: Family, size: dict[str, int], options: VariantOptions, out_dir: Path,
@@ -58,11 +54,7 @@ def judge(row: Row, counted: tuple[float | None, float | None] | str, must_read:
         row.check.notes.append(f"byte audit: not judged: {counted}")
         return
     read, written = counted
-    why = byte_witness.shortfall(read, must_read, written, must_write, l2_bytes)
-    if why:
-        row.check.status = IMPOSSIBLE
-        row.check.reasons.append(why)
-    elif read is not None:
+    if not byte_witness.mark(row, read, must_read, written, must_write, l2_bytes) and read is not None:
         row.check.notes.append(f"byte audit: ncu counted {read / 1e9:.3g} GB read from DRAM at one cold-L2 launch, "
                                f"{100 * read / must_read:.0f} % of the {must_read / 1e9:.3g} GB its inputs hold "
                                f"(IMPOSSIBLE below {100 * byte_witness.RATIO:.0f} %)")
@@ -72,10 +64,10 @@ def _profile(rows: list[Row], family: Family, size: dict[str, int], options: Var
              progress: ProgressFn | None) -> list[tuple[float | None, float | None] | str]:
     """Per row, ncu's summed (read, written) DRAM bytes over the variant's launches, or why none."""
     from gpuprof.commands import ncu as ncu_core
+    from gpuprof.commands.row_story import ncu_summary, size_text
     from gpuprof.commands.target import Target
 
-    target = Target(families=(family.locator,), options=options,
-                    size=",".join(f"{dim}={size[dim]}" for dim in family.dims),
+    target = Target(families=(family.locator,), options=options, size=size_text(family, size),
                     variants=",".join(r.variant for r in rows))
     run = ncu_core.execute(ncu_core.NcuRequest(target, out_dir=out_dir, sections=AUDIT_SECTIONS), progress)
     by_label = {result.label: result for result in run.results}
@@ -85,14 +77,9 @@ def _profile(rows: list[Row], family: Family, size: dict[str, int], options: Var
         if result is None or result.error or result.note or not result.rows:
             counted.append((result and (result.error or result.note)) or "ncu returned nothing for this variant")
             continue
-        counted.append((_total(r.metrics.get(READ_METRIC) for r in result.rows),
-                        _total(r.metrics.get(WRITE_METRIC) for r in result.rows)))
+        part = ncu_summary(result.rows)  # the DRAM bytes summed as --with ncu sums them
+        counted.append((part.dram_read_bytes, part.dram_write_bytes))
     return counted
-
-
-def _total(values: Iterable[Any]) -> float | None:
-    known = [float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
-    return math.fsum(known) if known else None
 
 
 def offer(family: Family, size: dict[str, int]) -> str | None:

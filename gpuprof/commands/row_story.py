@@ -91,7 +91,6 @@ def witness_bytes(rows: list[Row], family: Family) -> None:
     from gpuprof import families
     from gpuprof.analysis import byte_witness
     from gpuprof.gpu import device_info
-    from gpuprof.results import IMPOSSIBLE
 
     host = families.host(family)
     judged = [(row, row.ncu, must_read) for row in rows if row.ncu is not None and row.ncu.dram_read_bytes is not None
@@ -100,11 +99,8 @@ def witness_bytes(rows: list[Row], family: Family) -> None:
         return  # nothing profiled, or a family that does not say what its op reads
     l2_bytes = device_info().l2_bytes
     for row, ncu, must_read in judged:
-        why = byte_witness.shortfall(ncu.dram_read_bytes, must_read, ncu.dram_write_bytes,
-                                     host.bytes_moved(row.size) - must_read, l2_bytes)
-        if why:
-            row.check.status = IMPOSSIBLE
-            row.check.reasons.append(why)
+        byte_witness.mark(row, ncu.dram_read_bytes, must_read, ncu.dram_write_bytes,
+                          host.bytes_moved(row.size) - must_read, l2_bytes)
 
 
 def _attach_ncu(rows: list[Row], target: Any, out_dir: Path, progress: ProgressFn | None) -> None:

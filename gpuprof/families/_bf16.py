@@ -14,7 +14,8 @@ NAN = 0x7FC0  # a quiet NaN's pattern: the poison an unwritten output keeps
 UNIT_ROUNDOFF = 2.0**-8  # 8 significant bits (7 stored): round to nearest is off by at most 2^-8 relative
 
 
-def _xp(array: Any) -> ModuleType:
+def array_module(array: Any) -> ModuleType:
+    """NumPy for a host array (the CPU tests' emulation), CuPy for a device one."""
     if isinstance(array, np.ndarray):
         return np
     from gpuprof.gpu import cupy
@@ -25,7 +26,7 @@ def _xp(array: Any) -> ModuleType:
 def encode(values: Any) -> Any:
     """FP32 values rounded to the nearest BF16 (ties to even), as 16-bit patterns. Finite inputs only:
     the families draw them; a carry out of the largest finite value becomes infinity, as in hardware."""
-    xp = _xp(values)
+    xp = array_module(values)
     bits = xp.ascontiguousarray(values, dtype=xp.float32).view(xp.uint32)
     round_half_even = ((bits >> 16) & 1) + 0x7FFF
     return ((bits + round_half_even) >> 16).astype(BITS)
@@ -33,7 +34,7 @@ def encode(values: Any) -> Any:
 
 def decode(patterns: Any) -> Any:
     """16-bit BF16 patterns as float32 values (exact: BF16 is FP32 with the low 16 bits zero); NaN stays NaN."""
-    xp = _xp(patterns)
+    xp = array_module(patterns)
     return (xp.ascontiguousarray(patterns).astype(xp.uint32) << 16).view(xp.float32)
 
 
@@ -47,4 +48,4 @@ def as_torch(patterns: Any) -> Any:
     from gpuprof.families import _torch
 
     t = _torch.torch()
-    return _torch.as_tensor(patterns.view(_xp(patterns).int16)).view(t.bfloat16)
+    return _torch.as_tensor(patterns.view(array_module(patterns).int16)).view(t.bfloat16)

@@ -9,29 +9,23 @@ from typing import Any
 
 import numpy as np
 
+from gpuprof.families._bf16 import array_module
+
 BITS = np.uint16  # how an FP16 buffer is stored
 NAN = 0x7E00  # a quiet NaN's pattern: the poison an unwritten output keeps
 UNIT_ROUNDOFF = 2.0**-11  # 11 significant bits (10 stored): round to nearest is off by at most 2^-11 relative
 LARGEST = 65504.0  # the largest finite FP16 value: beyond it an output rounds to infinity
 
 
-def _xp(array: Any) -> ModuleType:
-    if isinstance(array, np.ndarray):
-        return np
-    from gpuprof.gpu import cupy
-
-    return cupy()
-
-
 def encode(values: Any) -> Any:
     """FP32 values rounded to the nearest FP16 (ties to even), as 16-bit patterns; beyond LARGEST, infinity."""
-    xp = _xp(values)
+    xp = array_module(values)
     return xp.ascontiguousarray(values, dtype=xp.float32).astype(xp.float16).view(BITS)
 
 
 def decode(patterns: Any) -> Any:
     """16-bit FP16 patterns as float32 values (exact: every FP16 value is an FP32 one); NaN stays NaN."""
-    xp = _xp(patterns)
+    xp = array_module(patterns)
     return xp.ascontiguousarray(patterns, dtype=BITS).view(xp.float16).astype(xp.float32)
 
 
@@ -45,4 +39,4 @@ def as_torch(patterns: Any) -> Any:
     from gpuprof.families import _torch
 
     t = _torch.torch()
-    return _torch.as_tensor(patterns.view(_xp(patterns).int16)).view(t.float16)
+    return _torch.as_tensor(patterns.view(array_module(patterns).int16)).view(t.float16)

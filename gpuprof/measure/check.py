@@ -347,11 +347,17 @@ def judge(host: FamilyHost, out: Any, pristine: dict[str, Any], size: dict[str, 
     else:
         err, not_written = scaled_error(host.output_values(out), ref, scale_by)
     del ref
+    return err, error_reasons(label, err, not_written, out.size, tolerance)
+
+
+def error_reasons(label: str, err: float, not_written: int, count: int, tolerance: float) -> list[str]:
+    """The check's words for one output of `count` elements: NaN left unwritten, or an error over the
+    tolerance (a NaN or infinite error too); [] when it passes."""
     if not_written:
-        return err, [f"{label}: {not_written} of {out.size} outputs not written (still NaN)"]
-    if not err <= tolerance:  # also catches NaN/inf errors
-        return err, [f"{label}: error {err:.2e} > tolerance {tolerance:.0e}"]
-    return err, []
+        return [f"{label}: {not_written} of {count} outputs not written (still NaN)"]
+    if not err <= tolerance:
+        return [f"{label}: error {err:.2e} > tolerance {tolerance:.0e}"]
+    return []
 
 
 def recheck_after_timing(host: FamilyHost, prepared: Prepared, stream: Any, inplace: bool = False) -> list[str]:

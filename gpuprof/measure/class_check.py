@@ -29,7 +29,7 @@ def check_classes(run: Callable[[], None], inputs: dict[str, Any], out: Any, ref
                   error_scale: str = "rms", seed: int = 0) -> list[str]:
     """Reasons the callable is wrong on the classes' inputs ([] when right on every one). run()
     launches it and waits for it; out is the array it writes."""
-    from gpuprof.measure.check import scaled_error
+    from gpuprof.measure.check import error_reasons, scaled_error
 
     for kind in classes:
         input_classes.get(kind)  # an unknown name is refused before anything runs
@@ -43,11 +43,7 @@ def check_classes(run: Callable[[], None], inputs: dict[str, Any], out: Any, ref
             expected = reference({name: _float64(value) for name, value in inputs.items()})
             bound = input_classes.tolerance(kind, tolerance, precision, exact_sums)
             err, not_written = scaled_error(out, expected, input_classes.error_scale(kind, error_scale))
-            where = f"on {input_classes.describe(kind)}"
-            if not_written:
-                reasons.append(f"{where}: {not_written} of {out.size} outputs not written (still NaN)")
-            elif not err <= bound:
-                reasons.append(f"{where}: error {err:.2e} > tolerance {bound:.0e}")
+            reasons += error_reasons(f"on {input_classes.describe(kind)}", err, not_written, out.size, bound)
     finally:
         for name, value in own_values.items():
             inputs[name][...] = value

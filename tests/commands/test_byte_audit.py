@@ -74,3 +74,27 @@ def test_an_unknown_class_is_refused_before_anything_runs():
 def test_elementwise_callables_get_no_default_classes():
     x = np.zeros(16, np.float32)
     assert class_check.default_classes({"x": x}, np.zeros(16, np.float32)) == ()
+
+
+def test_the_audit_sums_a_variants_dram_bytes_as_with_ncu_does(monkeypatch, tmp_path):
+    """_profile reads its launches' DRAM reads and writes through row_story.ncu_summary: two launches
+    of a SpeedOfLight-only collection sum; a NaN counter is no count."""
+    from types import SimpleNamespace
+
+    from gpuprof.commands import ncu as ncu_core
+    from gpuprof.parsers.ncu_metrics import NcuKernelRow
+    from gpuprof.variants import catalog
+    from gpuprof.variants.selection import VariantOptions
+
+    def launch(read: float, written: float) -> NcuKernelRow:
+        return NcuKernelRow(id=0, kernel_name="k", demangled_name="k", duration_ns=1e6,
+                            metrics={"dram__bytes_read.sum": read, "dram__bytes_write.sum": written})
+
+    results = [SimpleNamespace(label="grid", error=None, note=None,
+                               rows=[launch(6e8, 1e8), launch(5e8, float("nan"))]),
+               SimpleNamespace(label="vectorized", error="ncu failed", note=None, rows=[])]
+    monkeypatch.setattr(ncu_core, "execute", lambda request, progress=None: SimpleNamespace(results=results))
+    family = catalog.load_family("vecadd")
+    rows = [SimpleNamespace(variant="grid"), SimpleNamespace(variant="vectorized")]
+    counted = byte_audit._profile(rows, family, {"n": 1 << 28}, VariantOptions(), tmp_path, None)
+    assert counted == [(pytest.approx(1.1e9), pytest.approx(1e8)), "ncu failed"]
