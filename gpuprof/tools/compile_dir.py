@@ -10,7 +10,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +29,25 @@ def environment_error(exc: OSError, where: str) -> EnvironmentProblem:
                                                                                          exc.strerror or str(exc))
     return EnvironmentProblem(f"cannot write the compiler's files in {where} ({why}); set TMPDIR to a writable "
                               "folder with free space")
+
+
+def cached_build(target: Path, build: Callable[[Path], None]) -> Path:
+    """`target` where a build already made it; else build(partial) writes a temporary file beside it,
+    which is renamed into place (atomic: another process never loads a half-written library) and
+    removed when the build fails. A cache folder that cannot be made is the environment's fault."""
+    if target.is_file():
+        return target
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise environment_error(exc, str(target.parent)) from None
+    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    try:
+        build(partial)
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    return target
 
 
 @contextmanager

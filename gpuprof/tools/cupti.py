@@ -142,24 +142,15 @@ def injection_library(install: CuptiInstall | None = None, cache_dir: Path | Non
              os.path.realpath(install.library).encode(), version.encode()]
     key = hashlib.sha256(b"\0".join(parts)).hexdigest()[:16]
     target = (cache_dir or CACHE_DIR / "cupti") / f"gpuprof_cupti-{install.major}-{key}.so"
-    if target.is_file():
-        return target
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise compile_dir.environment_error(exc, str(target.parent)) from None
-    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
-    try:
+
+    def build(partial: Path) -> None:
         done = _proc.run(build_argv(compiler, install, SOURCE, partial), timeout_s=BUILD_TIMEOUT_S, isolated=True)
         if done.returncode != 0 or not partial.is_file():
             last = (done.stderr.strip().splitlines() or ["no output"])[-1]
             raise EnvironmentProblem(f"{Path(compiler).name} could not build gpuprof's CUPTI injection library "
                                      f"against {install.include}: {last}")
-        os.replace(partial, target)
-    finally:
-        partial.unlink(missing_ok=True)
-    return target
 
+    return compile_dir.cached_build(target, build)
 
 def injection_env(library: Path, out_dir: Path,
                   base: dict[str, str] | None = None) -> dict[str, str]:

@@ -4,7 +4,6 @@ shared library once, cached by the source's bytes, the target and nvcc's version
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 from pathlib import Path
 
@@ -27,19 +26,17 @@ def shared_library(source: Path, arch: str, nvcc: str | None = None, include_dir
     headers = "\n".join([*map(str, include_dirs), headers_version, *flags])
     key = hashlib.sha256(source.read_bytes() + arch.encode() + version.encode() + headers.encode()).hexdigest()[:16]
     target = CACHE_DIR / "libs" / f"{source.stem}-{arch}-{key}.so"
-    if target.is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(f".{key}.{os.getpid()}.partial")
-    with compile_dir.private_folder() as tmp:  # nvcc's shell reads the names it gets: only plain ones
-        staged = compile_dir.stage(tmp, source, [source.parent, *include_dirs], shown=source.name)
-        argv = [tool, "-O3", *arch_flags(arch), *flags, "-shared", "-Xcompiler", "-fPIC",
-                *(f"-I{link}" for link in staged.includes), "-o", str(tmp / "out.so"), str(staged.source)]
-        done = _proc.run(argv, timeout_s=BUILD_TIMEOUT_S, cwd=tmp, env=compile_dir.compiler_env(tmp),
-                         isolated=True)
-        if done.returncode != 0 or not (tmp / "out.so").is_file():
-            last = (staged.user_text(done.stderr).strip().splitlines() or ["no output"])[-1]
-            raise EnvironmentProblem(f"nvcc could not build {source.name} for {arch}: {last}")
-        shutil.copyfile(tmp / "out.so", partial)
-    os.replace(partial, target)  # atomic: another process never loads a half-written library
-    return target
+
+    def build(partial: Path) -> None:
+        with compile_dir.private_folder() as tmp:  # nvcc's shell reads the names it gets: only plain ones
+            staged = compile_dir.stage(tmp, source, [source.parent, *include_dirs], shown=source.name)
+            argv = [tool, "-O3", *arch_flags(arch), *flags, "-shared", "-Xcompiler", "-fPIC",
+                    *(f"-I{link}" for link in staged.includes), "-o", str(tmp / "out.so"), str(staged.source)]
+            done = _proc.run(argv, timeout_s=BUILD_TIMEOUT_S, cwd=tmp, env=compile_dir.compiler_env(tmp),
+                             isolated=True)
+            if done.returncode != 0 or not (tmp / "out.so").is_file():
+                last = (staged.user_text(done.stderr).strip().splitlines() or ["no output"])[-1]
+                raise EnvironmentProblem(f"nvcc could not build {source.name} for {arch}: {last}")
+            shutil.copyfile(tmp / "out.so", partial)
+
+    return compile_dir.cached_build(target, build)
