@@ -65,7 +65,7 @@ details{margin:6px 0}summary{cursor:pointer;color:#57606a}details.row{border-lef
 details.row[open]{background:#fbfbfc}.parts{padding:2px 0 8px}
 ul.legend{list-style:none;padding:0;margin:4px 0;font-size:12px;columns:2}
 ul.legend i{display:inline-block;width:10px;height:10px;margin-right:5px;vertical-align:middle}
-td.code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px;white-space:pre;max-width:640px;
+td.code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px;white-space:pre;max-width:520px;
 overflow:hidden;text-overflow:ellipsis}
 .heat{display:inline-block;height:9px;background:#d95f02;margin-right:5px;vertical-align:middle}
 ol.advice{font-size:12.5px;padding-left:22px;margin:4px 0}ul.tools{font-size:12.5px;margin:4px 0}
