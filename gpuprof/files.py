@@ -252,6 +252,28 @@ def check_output(target: Path, option: str = "", force: bool = False) -> None:
     check_folder(target)
 
 
+def own_folder(path: Path) -> Path:
+    """A folder gpuprof keeps its own files in (made where missing), which it may write into and
+    empty of its own files: a link there, or anything but a folder, is refused (UsageError, one line),
+    since what gpuprof writes or deletes inside must never land in a folder it did not make."""
+    try:
+        info: os.stat_result | None = os.lstat(path)
+    except FileNotFoundError:
+        info = None
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot use {path}: {_path_reason(exc)}") from None
+    if info is not None and stat.S_ISLNK(info.st_mode):
+        raise UsageError(f"{path} is a symbolic link{_link_state(path)}; gpuprof never writes into or empties a "
+                         "folder through a link")
+    if info is not None and not stat.S_ISDIR(info.st_mode):
+        raise UsageError(f"{path} is {file_kind(info.st_mode)}, where gpuprof keeps a folder of its own")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise write_failed(path, exc) from None
+    return path
+
+
 def check_folder(target: Path) -> None:
     """The folder a new file goes into exists, is a folder and can be written; the name fits."""
     folder, label = target.parent, f"cannot write {target}"

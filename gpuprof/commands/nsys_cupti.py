@@ -13,7 +13,7 @@ from gpuprof.analysis.idle_time import idle_breakdown
 from gpuprof.commands.nsys_results import NsysProfile, NsysSummary, RangeKernels, prepare_out_dir
 from gpuprof.commands.nsys_summaries import api_summaries, kernel_summaries, memcpy_summaries, nvtx_summaries
 from gpuprof.errors import EnvironmentProblem
-from gpuprof.files import atomic_write_text
+from gpuprof.files import atomic_write_text, own_folder
 from gpuprof.parsers import cupti_activity as ca
 from gpuprof.tools import _proc
 from gpuprof.tools import cupti as tool
@@ -53,8 +53,8 @@ def profile_command(argv: list[str], out_dir: Path, install: tool.CuptiInstall, 
         name = "".join(c if c.isalnum() or c in "-_" else "_" for c in Path(script).stem) or name
     label = " ".join(argv)
     folder = out_dir / f"command-{name}.cupti"
+    own_folder(folder)  # never through a link: a previous run's records are deleted from it
     try:
-        folder.mkdir(exist_ok=True)
         for old in ca.activity_files(folder):  # a previous run's records are not this run's
             old.unlink()
     except OSError as exc:

@@ -351,11 +351,10 @@ def sanitize_command(command: list[str], tools: list[str], out_dir: Path, saniti
 
 def fresh_dir(path: Path) -> Path:
     """An empty folder (CuPy saves a kernel's source only when it compiles it, not on a cache hit)."""
-    if path.is_symlink():
-        raise UsageError(f"{path} is a symbolic link; gpuprof never empties a folder through a link")
-    if path.exists():
-        shutil.rmtree(path)
-    path.mkdir(parents=True)
+    from gpuprof.files import own_folder
+
+    shutil.rmtree(own_folder(path))  # a link is refused before anything is deleted
+    path.mkdir()
     return path
 
 

@@ -120,6 +120,25 @@ def test_a_previous_runs_records_are_not_this_runs(stock, program, tmp_path):
     assert kernels == {"naive_matmul": 3, "tiled_matmul": 3}
 
 
+@pytest.mark.parametrize("verb", ["nsys", "profile"])
+def test_a_link_as_the_records_folder_is_refused_and_its_files_are_kept(stock, program, tmp_path, verb):
+    """A link where gpuprof keeps the CUPTI records (command-<program>.cupti) is refused before the
+    program runs: a previous run's activity-*.jsonl are deleted from that folder, so through a link a
+    user's file of that name went (seen by hand before files.own_folder)."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "activity-1.jsonl").write_text("a user's file\n")
+    records = tmp_path / "o" / ("timeline" if verb == "profile" else "") / "command-nvtx_matmul.cupti"
+    records.parent.mkdir(parents=True)
+    records.symlink_to(victim)
+    result = invoke(verb, "--out", str(tmp_path / "o"), "--", str(program))
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "symbolic link" in errors[0] and "never writes into or empties" in errors[0]
+    assert (victim / "activity-1.jsonl").read_text() == "a user's file\n"
+    assert "program" not in stock.verbs()
+
+
 def test_a_program_that_died_keeps_its_records_with_a_note_and_exits_1(stock, program, tmp_path):
     stock.leaves, stock.returncode = "partial", 134
     result = invoke("nsys", "--out", str(tmp_path / "o"), "--", str(program))
