@@ -192,7 +192,7 @@ fi
 if has shards; then
   # the course in two shards, one after the other, balanced by the unsharded run's unit times
   history=${SHARD_HISTORY:-$OUT/course_full.json}  # after `course` in the same call: the same card
-  for k in 1 2; do
+  for k in ${SHARDS:-1 2}; do  # SHARDS="2": only the second (each shard in its own device call)
     TIMEFORMAT="wall time of 'gpuprof suite suites/course.toml --shard $k/2': %R s"
     { time timeout ${SHARD_TIMEOUT:-280} python3 -m gpuprof suite suites/course.toml --shard $k/2 --history "$history" --json "$OUT/course_shard$k.json" > "$LOGS/course_shard$k.txt" 2>&1 ; } 2>> "$LOGS/course_shard$k.txt"
     tail -3 "$LOGS/course_shard$k.txt" | cut -c1-170
