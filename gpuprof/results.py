@@ -88,6 +88,9 @@ class CheckResult:
     # size moved to meet them ({"asked": size, "checked": size}); written only when there are some.
     requires: list[str] = field(default_factory=list)
     replaced_sizes: list[dict[str, dict[str, int]]] = field(default_factory=list)
+    # The structured input classes (families/input_classes.py) checked at every size besides the
+    # random inputs; written only when there are some.
+    input_classes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -287,7 +290,7 @@ def to_dict(results: Results) -> dict[str, Any]:
         out["id"] = row.id
         if not out["warnings"]:
             del out["warnings"]
-        for key in ("requires", "replaced_sizes"):  # absent unless the variant has constraints
+        for key in ("requires", "replaced_sizes", "input_classes"):  # absent unless there are some
             if not out["check"][key]:
                 del out["check"][key]
         out["derived"] = derived_to_dict(row.derived) if row.derived is not None else None
@@ -554,6 +557,8 @@ def _check_constraints(check: CheckResult, where: str) -> None:
                         f"not {_shown(moved)}")
     for m in moved:
         _size(m["asked"], where), _size(m["checked"], where)
+    if not isinstance(check.input_classes, list) or not all(isinstance(c, str) for c in check.input_classes):
+        raise TypeError(f"{where}: check.input_classes must be a list of class names, not {_shown(check.input_classes)}")
 
 
 _SUMMARY_FIELDS = ("n", "median_s", "mean_s", "min_s", "max_s", "p25_s", "p75_s", "rel_spread")

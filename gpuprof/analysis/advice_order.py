@@ -10,6 +10,7 @@ A rule whose own estimate is below NEGLIGIBLE_PCT (L2 compression at 0.0 %) goes
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Protocol, TypeVar
 
@@ -35,6 +36,10 @@ _KIND_OF_SECTION = {
 # SpeedOfLight's SOLBottleneck points at the section to read next: its kind is that section's.
 _BOTTLENECK_POINTERS = (("Memory Workload Analysis", MEMORY), ("Compute Workload Analysis", COMPUTE),
                         ("Launch Statistics", LAUNCH))
+
+# ncu's note on its own inputs, not on the kernel (a CPIStall warning on the H200 with ncu 2025.3:
+# "The optional metric smsp__pcsamp_sample_count could not be found. Collecting it ...").
+_TOOL_NOTE = re.compile(r"\s*The optional metric \S+ could not be found")
 
 # Per measured limiter, groups of kinds in the order they matter; within a group, by estimated
 # speedup. Occupancy, stalls and the launch's shape are one group: which of them holds a kernel
@@ -82,7 +87,9 @@ def order_advice(advice: Iterable[A], limiter: str | None) -> list[A]:
 
     `limiter` is one of catalog.LIMITERS ("dram", "l2", "l1", "compute", "latency"), as
     analysis.ladder.measured_limiter(...).limiter gives it; None or another word: by estimated
-    speedup alone. Filtering (ncu's OPT and WRN results only) is the caller's."""
+    speedup alone. ncu's notes on a metric it lacks are left out (they advise on the profiler, not
+    the kernel); other filtering (ncu's OPT and WRN results only) is the caller's."""
+    advice = [a for a in advice if not _TOOL_NOTE.match(a.message)]
     groups = RELEVANCE.get(limiter or "", ())
     rank = {k: i for i, group in enumerate(groups) for k in group}
 

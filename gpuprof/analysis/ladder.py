@@ -163,7 +163,8 @@ def build(steps: Sequence[Step]) -> list[Rung]:
         measured = measured_limiter(step.label, rows)
         verdict, reason = _verdict(step.expected_limiter, measured)
         registers = max((r.registers_per_thread for r in rows if r.registers_per_thread is not None), default=None)
-        limiters = list(dict.fromkeys(r.occupancy_limiter for r in rows if r.occupancy_limiter))
+        # each launch's limiter may itself be a tie ("registers+warps"): the rung names each part once
+        limiters = list(dict.fromkeys(part for r in rows if r.occupancy_limiter for part in r.occupancy_limiter.split("+")))
         top = top_reasons(warp_state_cycles(rows) or step.stalls or {}, 1)
         rung = Rung(
             label=step.label, reference=step.reference, time_ns=time_ns,

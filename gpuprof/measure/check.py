@@ -413,4 +413,5 @@ def check_variant(host: FamilyHost, variant: Any, launch_for: LaunchFactory, siz
         reasons.append("a kernel that reads its output turns the NaN poison into NaN results even where its "
                        "scalar is 0 (0*NaN is NaN): add --reads-output (reads_output = true)")
     return CheckResult(status=status, max_rel_error=worst, tolerance=tolerance,
-                       sizes_checked=[dict(s) for s in sizes], reasons=reasons, notes=use.notes(host)), prepared
+                       sizes_checked=[dict(s) for s in sizes], reasons=reasons, notes=use.notes(host),
+                       input_classes=list(host.INPUT_CLASSES)), prepared

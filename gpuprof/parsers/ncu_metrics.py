@@ -281,7 +281,7 @@ class _Metrics:
             if why:
                 self.impossible[name] = f"{name} = {v:g} ({why})"
                 return None
-            return float(v)
+            return settled(name, float(v))
         return None
 
     def flop(self, kind: str) -> float | None:
@@ -308,14 +308,23 @@ class _Metrics:
 
 LIMITS = ("registers", "shared_mem", "warps", "blocks", "barriers")
 PCT_CEILING = 110.0  # a % of peak a little above 100 is rounding and clock drift; far above it, impossible
+# A % of an idle unit comes out a hair below zero (ncu derives it as a difference of counters: the tensor
+# pipe's % is -0.09 to -0.0002 on kernels that never touch it, recorded on the H200): that is zero.
+PCT_NOISE = 1.0
+
+
+def settled(name: str, value: float) -> float:
+    """value, with a percentage within PCT_NOISE below zero read as the zero it is."""
+    return 0.0 if -PCT_NOISE <= value < 0 and "pct" in name else value
 
 
 def impossible_value(name: str, value: float) -> str | None:
     """Why no launch can have this value of a metric gpuprof reads (all are durations, counts, rates
-    or percentages), or None: NaN or infinite, negative, a zero duration, a % far above 100."""
+    or percentages), or None: NaN or infinite, negative (a % only when below -PCT_NOISE), a zero
+    duration, a % far above 100."""
     if not math.isfinite(value):
         return "not a number"
-    if value < 0:
+    if settled(name, value) < 0:
         return "negative"
     if name == "gpu__time_duration.sum" and value == 0:
         return "a launch takes time"
@@ -433,10 +442,11 @@ def _flagged_as_text(metrics: dict[str, float | str], impossible: dict[str, str]
     negative counter among the rest) kept as its text, so no later sum or JSON takes it for a number."""
     for name, value in metrics.items():
         if isinstance(value, float) and name not in impossible and not name.startswith("device__attribute"):
-            why = "not a number" if not math.isfinite(value) else "negative" if value < 0 else None
+            why = "not a number" if not math.isfinite(value) else "negative" if settled(name, value) < 0 else None
             if why:
                 impossible[name] = f"{name} = {value:g} ({why})"
-    return {k: f"{v:g}" if k in impossible and isinstance(v, float) else v for k, v in metrics.items()}
+    return {k: f"{v:g}" if k in impossible and isinstance(v, float) else settled(k, v) if isinstance(v, float) else v
+            for k, v in metrics.items()}
 
 
 def _text(value: float | str | None) -> str | None:

@@ -185,6 +185,11 @@ def footer(table: RunTable, ceilings: Ceilings | None, environment: Mapping[str,
          "in the same buffers, then checked again: the last timed output, and one launch on values "
          "refreshed once more."),
     ]
+    classes = list(dict.fromkeys(c for r in table.rows for c in r.check.input_classes))
+    if classes:
+        lines.append(f"input classes: also checked at every size on {', '.join(classes)} inputs, each class "
+                     "with its own tolerance model, so a kernel that estimates or skips input fails there "
+                     "(docs/own-families.md).")
     short = [r.variant for r in table.rows if r.timing and r.timing.summary and r.timing.summary.median_s < 20e-6]
     if short and mode in ("cold", "hot"):
         lines.append(f"{', '.join(short)}: under 20 µs, CUDA events add about 1-2 µs of launch latency; "

@@ -105,3 +105,15 @@ def test_the_heading_words_for_each_limiter():
     assert ordered_by("latency") == "for a latency-bound kernel: occupancy, stall and launch advice first"
     assert ordered_by(None) == "no measured limiter: largest estimated speedup first"
     assert set(advice_order.RELEVANCE) == set(LIMITERS)
+
+
+def test_a_note_on_a_metric_ncu_lacks_is_not_advice_on_the_kernel():
+    """Recorded on the H200 (ncu 2025.3, the attention ladder): every kernel's CPIStall rule added a
+    warning about ncu's own missing PC-sampling metric, which the terminal listed as advice."""
+    note = NcuAdvice(0, "WarpStateStats", "CPIStall", "WRN",
+                     "The optional metric smsp__pcsamp_sample_count could not be found. Collecting it as an "
+                     "additional metric could enable the rule to provide more guidance.", None)
+    stall = advice("CPIStall", "WarpStateStats", 32.4, "On average, each warp of this workload spends 1.8 cycles "
+                   "being stalled waiting on a fixed latency execution dependency.")
+    assert order_advice([note, stall], "compute") == [stall]
+    assert order_advice([note], None) == []

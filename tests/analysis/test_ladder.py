@@ -97,3 +97,12 @@ def test_the_top_stall_comes_from_warp_state_stats_without_source():
     # the warp states win over samples when both are there (--source collects both)
     (both,) = ladder.build([Step("naive", [rows["matmul_naive"]], stalls={"barrier": 1.0})])
     assert both.top_stall == "gmem queue 96 %"
+
+
+def test_a_rung_of_several_launches_names_each_occupancy_limiter_once():
+    """PyTorch's math attention runs many kernels, each capped by "registers+warps" or "warps": the
+    rung said "registers+warps+registers+warps" (seen on the H200); each part is named once."""
+    tie = row(1e6, 1e12, {"L1 pipe": 5e12, "L2": 1e12, "DRAM": 0.5e12}, occupancy_limiter="registers+warps")
+    warps = row(1e6, 1e12, {"L1 pipe": 5e12, "L2": 1e12, "DRAM": 0.5e12}, occupancy_limiter="warps")
+    (rung,) = ladder.build([Step("sdpa_math", [tie, warps, tie], None)])
+    assert rung.occupancy_limiter == "registers+warps"

@@ -414,9 +414,25 @@ def test_the_ncu_report_reader_flags_what_the_csv_reader_flags(value, why):
     ("gpu__time_duration.sum", 1.0, None),
     ("dram__bytes.sum", 0.0, None),
     ("launch__occupancy_limit_blocks", -1.0, "negative"),
+    ("sm__throughput.avg.pct_of_peak_sustained_elapsed", -5.0, "negative"),
+    ("dram__bytes.sum", -0.01, "negative"),
 ])
 def test_which_values_are_impossible(name, value, why):
     assert impossible_value(name, value) == why
+
+
+TENSOR_PIPE_PCT = "sm__pipe_tensor_type_hmma_hgmma_qgmma_imma_igmma_bmma_bgmma_cycles_active.min.pct_of_peak_sustained_elapsed"
+
+
+@pytest.mark.parametrize("value", [-0.0882503, -0.0240838, -0.000318133, -0.0002371])  # recorded, H200, ncu 2025.3
+def test_an_idle_units_percentage_a_hair_below_zero_is_zero_not_impossible(value):
+    """ncu derives a unit's % from counters, so a pipe a kernel never touches can read -0.09 %: the
+    attention ladder's naive kernels and PyTorch's elementwise kernels did. That is zero, not a broken
+    report: no 'impossible' line, and the % reads 0 wherever it is used."""
+    row = row_from_metrics({"ID": "2", "Kernel Name": "attn_naive_pv"},
+                           {"gpu__time_duration.sum": 6.361e6, TENSOR_PIPE_PCT: value}, {}, (), "row", None)
+    assert row.impossible == ()
+    assert row.metrics[TENSOR_PIPE_PCT] == 0.0
 
 
 # ---------------------------------------------------------------- impossible times in an nsys export

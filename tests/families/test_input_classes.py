@@ -115,3 +115,38 @@ def test_the_statistic_families_declare_their_classes():
     assert declared["vecadd"].INPUT_CLASSES == ()
     assert declared["reduce"].EXACT_SUMS and declared["scan"].EXACT_SUMS
     assert not declared["softmax"].EXACT_SUMS and not declared["fused"].EXACT_SUMS
+
+
+# ---------------------------------------------------------------- what a results file and the footer say
+
+
+def _softmax_row(check):
+    from gpuprof.results import Row
+
+    return Row(family="softmax", variant="naive", size={"rows": 8, "cols": 128}, vendor=False, check=check)
+
+
+def test_a_row_records_the_classes_it_was_checked_on_and_the_footer_names_them():
+    """A course run's JSON shows that the classes ran (only the sizes did before); the terminal says
+    so once per table."""
+    from gpuprof.errors import InputError
+    from gpuprof.render.tables import RunTable, footer
+    from gpuprof.results import CheckResult, Results, from_dict, to_dict
+
+    from gpuprof.families import registry
+
+    softmax = registry.resolve("softmax")
+    classes = list(families.host(softmax).INPUT_CLASSES)
+    assert classes == ["spikes", "alternating", "constants"]
+    checked, plain = CheckResult(status="ok", input_classes=classes), CheckResult(status="ok")
+    data = to_dict(Results(environment={}, rows=[_softmax_row(checked), _softmax_row(plain)]))
+    assert data["rows"][0]["check"]["input_classes"] == classes and "input_classes" not in data["rows"][1]["check"]
+    assert from_dict(data).rows[0].check.input_classes == classes
+    lines = footer(RunTable(softmax, [_softmax_row(checked)], "naive", None, "cold"), None)
+    assert any(line.startswith("input classes: also checked at every size on spikes, alternating, constants")
+               for line in lines), lines
+    assert not any(line.startswith("input classes") for line in
+                   footer(RunTable(softmax, [_softmax_row(plain)], "naive", None, "cold"), None))
+    data["rows"][0]["check"]["input_classes"] = "spikes"
+    with pytest.raises(InputError, match="input_classes"):
+        from_dict(data)
