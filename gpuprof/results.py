@@ -558,7 +558,8 @@ def _check_constraints(check: CheckResult, where: str) -> None:
     for m in moved:
         _size(m["asked"], where), _size(m["checked"], where)
     if not isinstance(check.input_classes, list) or not all(isinstance(c, str) for c in check.input_classes):
-        raise TypeError(f"{where}: check.input_classes must be a list of class names, not {_shown(check.input_classes)}")
+        raise TypeError(f"{where}: check.input_classes must be a list of class names, "
+                        f"not {_shown(check.input_classes)}")
 
 
 _SUMMARY_FIELDS = ("n", "median_s", "mean_s", "min_s", "max_s", "p25_s", "p75_s", "rel_spread")

@@ -164,7 +164,8 @@ def build(steps: Sequence[Step]) -> list[Rung]:
         verdict, reason = _verdict(step.expected_limiter, measured)
         registers = max((r.registers_per_thread for r in rows if r.registers_per_thread is not None), default=None)
         # each launch's limiter may itself be a tie ("registers+warps"): the rung names each part once
-        limiters = list(dict.fromkeys(part for r in rows if r.occupancy_limiter for part in r.occupancy_limiter.split("+")))
+        limiters = list(dict.fromkeys(part for r in rows if r.occupancy_limiter
+                                      for part in r.occupancy_limiter.split("+")))
         top = top_reasons(warp_state_cycles(rows) or step.stalls or {}, 1)
         rung = Rung(
             label=step.label, reference=step.reference, time_ns=time_ns,

@@ -421,7 +421,8 @@ def test_which_values_are_impossible(name, value, why):
     assert impossible_value(name, value) == why
 
 
-TENSOR_PIPE_PCT = "sm__pipe_tensor_type_hmma_hgmma_qgmma_imma_igmma_bmma_bgmma_cycles_active.min.pct_of_peak_sustained_elapsed"
+TENSOR_PIPE_PCT = ("sm__pipe_tensor_type_hmma_hgmma_qgmma_imma_igmma_bmma_bgmma_cycles_active.min"
+                   ".pct_of_peak_sustained_elapsed")
 
 
 @pytest.mark.parametrize("value", [-0.0882503, -0.0240838, -0.000318133, -0.0002371])  # recorded, H200, ncu 2025.3

@@ -130,10 +130,9 @@ def test_a_row_records_the_classes_it_was_checked_on_and_the_footer_names_them()
     """A course run's JSON shows that the classes ran (only the sizes did before); the terminal says
     so once per table."""
     from gpuprof.errors import InputError
+    from gpuprof.families import registry
     from gpuprof.render.tables import RunTable, footer
     from gpuprof.results import CheckResult, Results, from_dict, to_dict
-
-    from gpuprof.families import registry
 
     softmax = registry.resolve("softmax")
     classes = list(families.host(softmax).INPUT_CLASSES)
