@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import inspect
 import os
 import sys
 from collections import Counter
@@ -219,12 +220,34 @@ def _flags_show_no_type_in_help() -> None:
 _flags_show_no_type_in_help()
 
 
+def reflowed(doc: str) -> str:
+    """A command's docstring as help: each prose paragraph one line, so the terminal wraps it at its
+    own width (Rich keeps a docstring's line breaks, and source lines of ~100 columns broke at 80
+    into ragged halves). Indented blocks (examples) and lists keep their lines."""
+    paragraphs = inspect.cleandoc(doc).split("\n\n")
+
+    def prose(lines: list[str]) -> bool:
+        return not any(line.startswith((" ", "-", "*", "•")) or line[:2].rstrip(".").isdigit() for line in lines)
+
+    def joined(lines: list[str]) -> str:  # a line ending in ':' ("Examples:") still ends its line
+        return "".join(line + ("\n" if line.endswith(":") else " ") for line in lines).rstrip()
+
+    return "\n\n".join(joined(p.split("\n")) if prose(p.split("\n")) else p for p in paragraphs)
+
+
 class _Typer(typer.Typer):
-    """Every command is a GpuprofCommand unless it names a subclass of its own."""
+    """Every command is a GpuprofCommand unless it names a subclass of its own; its docstring is
+    reflowed for the terminal (reflowed)."""
 
     def command(self, name: str | None = None, *, cls: type[TyperCommand] | None = None,
                 **kwargs: Any) -> Callable[[Any], Any]:
-        return super().command(name, cls=cls or GpuprofCommand, **kwargs)
+        register = super().command
+
+        def decorator(f: Callable[..., Any]) -> Callable[..., Any]:
+            help_text = kwargs.get("help") or (reflowed(f.__doc__) if f.__doc__ else None)
+            return register(name, cls=cls or GpuprofCommand, **{**kwargs, "help": help_text})(f)
+
+        return decorator
 
 
 COMMAND_KEY = "gpuprof.command"

@@ -87,7 +87,9 @@ def ncu(
 ) -> None:
     """Profile each variant under Nsight Compute (only its own launches, by NVTX range) and explain it.
 
-    Exit 1 if ncu could not profile a variant (the reasons are printed). Examples:
+    Exit 1 if ncu could not profile a variant (the reasons are printed).
+
+    Examples:
 
       gpuprof ncu matmul --variants naive,smem_tiled,cublas --plot roofline.png
 
@@ -173,7 +175,7 @@ def _show(run: NcuRun, plot: Path | None, target, per_launch: bool, wide: bool =
         points = kernel_points(summaries, short_names([s.name for s in summaries]))
     roof = roofline.roof_from_rows(rows)
     if roof and points:
-        print_table(console, roofline_table(points, roof, None if wide else width), wide)
+        print_table(console, roofline_table(points, roof, None if wide else width, rows), wide)
         if plot is not None:
             from gpuprof.render.roofline_plot import save_roofline
 

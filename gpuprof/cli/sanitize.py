@@ -56,7 +56,9 @@ def sanitize(
     """Run every variant under compute-sanitizer (memcheck, racecheck, initcheck, synccheck); exit 1 on any finding.
 
     Variants run at their family's middle check size, with plain allocations (memory pools would
-    hide out-of-bounds accesses). Examples:
+    hide out-of-bounds accesses).
+
+    Examples:
 
       gpuprof sanitize                          (every family, every variant, every tool)
 
@@ -86,14 +88,15 @@ def sanitize(
             run = core.execute(request, bar)
         write_json({"schema": "gpuprof.sanitize", "runs": run.results, "notes": run.notes,
                     "wall_seconds": run.wall_seconds, "longest_child": run.longest_child}, target)
-    from gpuprof.render.sanitize_view import command_table, families_table, findings_view, skipped_line
+    from gpuprof.render.sanitize_view import command_table, families_table, findings_view, scope_line, skipped_line
 
     if str(target) != "-":
         console.print(command_table(run.results) if import_path is not None or command
                       else families_table(run, list(tools)))
-        extra = skipped_line(run)
-        if extra is not None:
-            console.print(extra)
+        extras = [skipped_line(run), scope_line(run.results) if command else None]
+        for extra in extras:
+            if extra is not None:
+                console.print(extra)
         if any(not r.clean for r in run.results):
             console.print(findings_view(run.results, width=console.width))
         if import_path is None:

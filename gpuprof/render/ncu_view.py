@@ -174,19 +174,37 @@ NO_LEVELS = ("memory levels (L1, L2): not in this report, so DRAM alone is judge
              "and ncu --set full carry them")
 
 
-def roofline_table(points: list[Point], roof: Roof, width: int | None):
+def why_no_levels(points: list[Point], rows: list[NcuKernelRow]) -> str:
+    """Why the points are judged against DRAM alone: the report has no cache levels, or it has them
+    but no peak for the precision doing most of the FLOPs (a cuBLAS HGEMM's half-precision FMAs and
+    FP16-accumulate tensor ops: gpuprof's metrics carry the FP32, FP64 and FP32-accumulate peaks)."""
+    peaks = {k for r in rows if r.roofline_levels is not None for k in r.roofline_levels.peak_work}
+    if not any(r.roofline_levels is not None for r in rows):
+        return NO_LEVELS
+    from gpuprof.analysis.roofline import PRECISION_NAMES
+
+    missing = sorted({PRECISION_NAMES.get(p.precision, p.precision) for p in points if p.precision not in peaks})
+    if not missing:
+        return NO_LEVELS
+    return (f"memory levels (L1, L2): in the report, but it holds no {' or '.join(missing)} peak, the precision "
+            "of most of these FLOPs, so DRAM alone is judged")
+
+
+def roofline_table(points: list[Point], roof: Roof, width: int | None, rows: list[NcuKernelRow] | None = None):
     """Per kernel or variant, the roof that binds it: by memory level where the report has the
-    hierarchical data (docs/tools.md, "ncu: hierarchical roofline"), else against DRAM alone."""
+    hierarchical data (docs/tools.md, "ncu: hierarchical roofline"), else against DRAM alone.
+    rows: the launches behind the points, to say why a point has no levels."""
     if any(p.levels is not None for p in points):
         return level_table(points, roof, width)
     columns = [Column("kernel / variant", 0, "left"), Column("FLOP/B", 0), Column("achieved", 1),
                Column("roof there", 2), Column("% of roof", 0), Column("bound", 1, "left")]
-    rows = [[p.label, f"{p.intensity:.3g}", units.rate(p.flops, "flop"),
-             units.rate(roof.attainable(p.intensity), "flop"), units.percent(p.fraction_of_roof(roof)),
-             p.bound(roof)] for p in points]
+    table_rows = [[p.label, f"{p.intensity:.3g}", units.rate(p.flops, "flop"),
+                   units.rate(roof.attainable(p.intensity, p.precision), "flop"),
+                   units.percent(p.fraction_of_roof(roof)), p.bound(roof)] for p in points]
     title = (f"roofline: FP32 {roof.peak_flops / 1e12:.1f} TFLOP/s, DRAM {roof.peak_bytes_s / 1e12:.2f} TB/s, "
              f"ridge {roof.ridge:.1f} FLOP/B")
-    return fitted_table(columns, rows, width, title=title, caption=f"peaks: {roof.source}\n{NO_LEVELS}")
+    reason = NO_LEVELS if rows is None else why_no_levels(points, rows)
+    return fitted_table(columns, table_rows, width, title=title, caption=f"peaks: {roof.source}\n{reason}")
 
 
 def kernel_points(summaries: list[KernelSummary], names: dict[str, str]) -> list[Point]:

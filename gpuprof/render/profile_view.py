@@ -46,7 +46,7 @@ def render_report(report: ProfileReport, width: int | None, wide: bool = False) 
     points = ncu_view.kernel_points(summaries, short_names([s.name for s in summaries]))
     roof = roofline.roof_from_rows(rows)
     if roof and points:
-        out.append(ncu_view.roofline_table(points, roof, None if wide else width))
+        out.append(ncu_view.roofline_table(points, roof, None if wide else width, rows))
     return Group(*out)
 
 

@@ -255,5 +255,18 @@ def skipped_line(run: SanitizeRun) -> Text | None:
     return Text("; ".join(parts + run.notes), style="dim")
 
 
+RACECHECK_SCOPE = ("racecheck sees shared-memory hazards only: a race through global memory (threads' "
+                   "non-atomic read-modify-write of one counter, say) is outside its scope, so compare such "
+                   "results with a reference (gpuprof run checks every variant against one)")
+
+
+def scope_line(results: list[SanitizeResult]) -> Text | None:
+    """For a program's run: what a clean racecheck does not vouch for (compute-sanitizer's racecheck
+    tracks shared memory; a lost update in global memory passes every tool)."""
+    if any(r.tool == "racecheck" and r.clean for r in results):
+        return Text(RACECHECK_SCOPE, style="dim")
+    return None
+
+
 def _dims(d: tuple[int, int, int] | None) -> str:
     return "-" if d is None else f"({d[0]},{d[1]},{d[2]})"

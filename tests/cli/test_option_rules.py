@@ -71,3 +71,39 @@ def test_columns_zero_falls_back_to_a_default_width():
     assert result.exit_code == 0 and "one_thread" in result.stdout
     narrow = CliRunner(env={"COLUMNS": "20"}).invoke(app, ["list", "vecadd"])
     assert narrow.exit_code == 0 and "…" not in narrow.stdout
+
+
+def test_help_prose_wraps_at_the_terminal_not_at_the_source_lines():
+    """Docstring lines of ~100 columns used to break at 80 into a long line and a stub ("...your own
+    kernels first (your" / "binary's, ..."); prose paragraphs are one line now, examples keep theirs."""
+    from gpuprof.cli._app import reflowed
+
+    doc = """Summary line.
+
+    Runs the program twice: under nsys to find
+    the kernels, then under Nsight Compute. Exit codes:
+    0 all clean, 1 findings.
+
+    Examples:
+
+      gpuprof profile -- python mlp.py
+      gpuprof profile --top 3 -- ./prog
+
+    - a list item
+    - another
+    """
+    assert reflowed(doc).split("\n\n") == [
+        "Summary line.",
+        ("Runs the program twice: under nsys to find the kernels, then under Nsight Compute. Exit codes:\n"
+         "0 all clean, 1 findings."),
+        "Examples:",
+        "  gpuprof profile -- python mlp.py\n  gpuprof profile --top 3 -- ./prog",
+        "- a list item\n- another"]
+
+
+def test_profile_help_has_no_stub_lines_at_80_columns(runner):
+    result = runner.invoke(app, ["profile", "--help"], env={"COLUMNS": "80"})
+    lines = [line.strip(" │") for line in result.output.splitlines()]
+    assert "your own kernels first (your binary's" not in "\n".join(lines)  # one line would hold it all
+    assert not any(line.endswith("kernels first (your") and len(line) < 40 for line in lines), lines
+    assert "kernels first (your binary's" in " ".join(lines)

@@ -89,3 +89,23 @@ def test_a_usage_error_draws_no_progress_bar_before_its_one_line(sanitizer, tmp_
     result = CliRunner().invoke(app, ["sanitize", *argv])
     assert result.exit_code == 2
     assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1 and sanitizer.argvs == []
+
+
+def test_a_clean_racecheck_on_a_program_says_what_it_does_not_cover(monkeypatch, tmp_path):
+    """The course's atomics lesson loses updates to a global counter and passes every tool (recorded
+    on the H200); the table is followed by one line on racecheck's scope, only where racecheck ran."""
+    clean = "========= COMPUTE-SANITIZER\n========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n"
+    monkeypatch.setattr(_proc, "find_tool", lambda name, explicit=None, extra_dirs=(), hint="": f"/opt/fake/{name}")
+    monkeypatch.setattr(_proc, "run", lambda argv, *, timeout_s, cwd=None, env=None:
+                        _proc.Completed(list(argv), 0, clean, ""))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "atomicAdd").write_bytes(b"\x7fELF")
+    (tmp_path / "atomicAdd").chmod(0o755)
+    result = CliRunner().invoke(app, ["sanitize", "--tool", "racecheck", "--out", "out", "--", "./atomicAdd"])
+    assert result.exit_code == 0, result.output
+    assert "racecheck sees shared-memory hazards only" in " ".join(result.output.split())
+    monkeypatch.setattr(_proc, "run", lambda argv, *, timeout_s, cwd=None, env=None: _proc.Completed(
+        list(argv), 0, "========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n", ""))
+    result = CliRunner().invoke(app, ["sanitize", "--tool", "memcheck", "--out", "out", "--", "./atomicAdd"])
+    assert result.exit_code == 0, result.output
+    assert "racecheck sees" not in result.output

@@ -148,3 +148,25 @@ def test_json_keeps_full_names_that_tables_shorten():
     full = {r.demangled_name for res in run.results for r in res.rows}
     assert {k["name"] for k in data["kernels"]} == full
     assert len(data["launches"]) == sum(len(res.rows) for res in run.results)
+
+
+def test_a_report_with_levels_but_no_peak_for_the_kernels_precision_says_so():
+    """The course's cuBLAS HGEMM program under `gpuprof ncu --` (recorded on the H200): both kernels'
+    FLOPs are FP16 (half-precision FMAs, FP16-accumulate HMMA) and the report holds the cache levels
+    but only FP32 and FP64 peaks. The caption said the levels were missing; it now says what is."""
+    from gpuprof.parsers.ncu_levels import RooflineLevels
+    from gpuprof.parsers.ncu_metrics import NcuKernelRow
+
+    levels = RooflineLevels(traffic={"L1": 5.7e8, "L2": 4.7e10, "DRAM": 4.3e9},
+                            bandwidth={"L1": 3.3e13, "L2": 1.0e13, "DRAM": 4.8e12},
+                            work={"fp32": 2.5e7, "fp64": 0.0, "fp16": 1.7e8},
+                            peak_work={"fp32": 6.6e13, "fp64": 3.3e13})
+    row = NcuKernelRow(id=0, kernel_name="gemmSN_NN_kernel", demangled_name="gemmSN_NN_kernel",
+                       duration_ns=3168.0, roofline_levels=levels)
+    roof = Roof(66.9e12, 4.8e12, "datasheet H200 SXM", compute={"fp32": 66.9e12, "fp16": 267.6e12})
+    points = [Point("gemmSN_NN_kernel", 0.0257, 1.2e9, "fp16")]
+    text = " ".join(" ".join(render(ncu_view.roofline_table(points, roof, 100, [row]), 100)).split())
+    assert "in the report, but it holds no FP16 peak" in text and "not in this report" not in text
+    bare = NcuKernelRow(id=0, kernel_name="k", demangled_name="k", duration_ns=3168.0)
+    text = " ".join(" ".join(render(ncu_view.roofline_table(points, roof, 100, [bare]), 100)).split())
+    assert "memory levels (L1, L2): not in this report" in text
