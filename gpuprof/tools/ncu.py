@@ -37,7 +37,7 @@ TENSOR_OPS = tuple(f"sm__ops_path_tensor_src_{p}.sum" for p in
 # (parsers/ncu_levels.py). Names as ncu 2025.3.1 lists them for gh100 (the torch GEMM fixture above).
 TENSOR_PATHS = tuple(f"op_{op}_src_{src}_sparsity_off" for op in ("hmma", "hgmma")
                      for src in ("bf16_dst_fp32", "tf32_dst_fp32")) + (
-    "op_hmma_src_fp16_dst_fp32_sparsity_off", "op_hgmma_src_fp16_sparsity_off")
+    "op_hmma_src_fp16_dst_fp32_sparsity_off", "op_hmma_src_fp16_dst_fp16_sparsity_off", "op_hgmma_src_fp16_sparsity_off")
 TENSOR_PATH_METRICS = tuple(f"sm__ops_path_tensor_{path}.sum{suffix}" for path in TENSOR_PATHS
                             for suffix in ("", ".peak_sustained"))
 # The hierarchical roofline's raw counters (docs/tools.md, "ncu: hierarchical roofline"): other
@@ -57,6 +57,8 @@ METRICS = (
     *_FLOP_OPS, *TENSOR_OPS, *TENSOR_PATH_METRICS, "sm__inst_executed_pipe_tensor.sum",
     "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained",
     "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained",
+    # the half pipe's peak (HFMA2), so a kernel of FP16 arithmetic gets its roofline by level
+    "sm__sass_thread_inst_executed_op_hfma_pred_on.sum.peak_sustained",
     "sm__cycles_elapsed.avg.per_second", "dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second",
     *(f"launch__occupancy_limit_{k}" for k in ("registers", "shared_mem", "warps", "blocks", "barriers")),
     "launch__registers_per_thread", "launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic",

@@ -140,3 +140,24 @@ def test_dense_path_counts_come_with_their_peak():
     assert levels.tensor_path == "op_hgmma_src_bf16_dst_fp32_sparsity_off"
     assert levels.work["tensor"] == pytest.approx(4e15)
     assert levels.peak_work["tensor"] == pytest.approx(540_672 * 2e9)
+
+
+def test_half_precision_work_has_the_half_pipes_peak():
+    """The course's cuBLAS HGEMM lesson (H200): its kernels' FLOPs are half-precision FMAs and
+    FP16-accumulate HMMA, and the report had no peak for either, so no roofline by level. gpuprof now
+    asks for the HFMA peak and the FP16-accumulate HMMA path (tools/ncu.py); both are read here."""
+    from gpuprof.tools import ncu
+
+    assert "sm__sass_thread_inst_executed_op_hfma_pred_on.sum.peak_sustained" in ncu.METRICS
+    assert "sm__ops_path_tensor_op_hmma_src_fp16_dst_fp16_sparsity_off.sum.peak_sustained" in ncu.METRICS
+    half = dict(RAW, **{"sm__sass_thread_inst_executed_op_hfma_pred_on.sum": 1e11,
+                        "sm__sass_thread_inst_executed_op_hfma_pred_on.sum.peak_sustained": 16896.0})
+    levels = levels_of(half)
+    assert levels.work["fp16"] == pytest.approx(4 * 1e11 / 1e-3)  # HFMA2: two FMAs, four FLOPs
+    assert levels.peak_work["fp16"] == pytest.approx(4 * 16896 * 2e9)
+    hmma = dict(RAW, **{"sm__ops_path_tensor_src_fp16.sum": 3e12,
+                        "sm__ops_path_tensor_op_hmma_src_fp16_dst_fp16_sparsity_off.sum": 3e12,
+                        "sm__ops_path_tensor_op_hmma_src_fp16_dst_fp16_sparsity_off.sum.peak_sustained": 360_448.0})
+    levels = levels_of(hmma)
+    assert levels.tensor_path == "op_hmma_src_fp16_dst_fp16_sparsity_off"
+    assert levels.peak_work["tensor"] == pytest.approx(360_448 * 2e9)
