@@ -37,7 +37,8 @@ TENSOR_OPS = tuple(f"sm__ops_path_tensor_src_{p}.sum" for p in
 # (parsers/ncu_levels.py). Names as ncu 2025.3.1 lists them for gh100 (the torch GEMM fixture above).
 TENSOR_PATHS = tuple(f"op_{op}_src_{src}_sparsity_off" for op in ("hmma", "hgmma")
                      for src in ("bf16_dst_fp32", "tf32_dst_fp32")) + (
-    "op_hmma_src_fp16_dst_fp32_sparsity_off", "op_hmma_src_fp16_dst_fp16_sparsity_off", "op_hgmma_src_fp16_sparsity_off")
+    "op_hmma_src_fp16_dst_fp32_sparsity_off", "op_hmma_src_fp16_dst_fp16_sparsity_off",
+    "op_hgmma_src_fp16_sparsity_off")
 TENSOR_PATH_METRICS = tuple(f"sm__ops_path_tensor_{path}.sum{suffix}" for path in TENSOR_PATHS
                             for suffix in ("", ".peak_sustained"))
 # The hierarchical roofline's raw counters (docs/tools.md, "ncu: hierarchical roofline"): other
