@@ -1,8 +1,8 @@
 """`gpuprof nsys`'s core: a timeline summary (kernels, memcpy, CUDA API, NVTX ranges) per variant,
 per command or per imported report, from nsys; from an SQLite export read directly
-(nsys_summaries). Where nsys is missing or cannot make a report: a command's timeline from CUPTI
-through gpuprof's injection library (nsys_cupti), else, and for families, from the PyTorch profiler
-(nsys_torch_fallback)."""
+(nsys_summaries). Where nsys is missing or cannot make a report: the timeline from CUPTI
+through gpuprof's injection library (nsys_cupti), for programs and families alike, else from the
+PyTorch profiler (nsys_torch_fallback)."""
 
 from __future__ import annotations
 
@@ -86,19 +86,25 @@ def _family(request: NsysRequest, env: dict[str, str] | None, progress: Progress
     defines = target.options.defines()
     out_dir = request.out_dir or DEFAULT_OUT
 
+    added = {v.name: target.options.cli_args() for v in extra}
+
     def torch_profile(missing: str) -> NsysProfile:
         return fallback.torch_profile_family(fam, variants, size, out_dir, count=request.count, progress=progress,
                                              missing=missing, defines=defines)
 
-    nsys = _nsys_or_fallback(request, torch_profile)
+    def timeline(missing: str) -> NsysProfile:  # the same children through CUPTI; else the PyTorch profiler
+        return nsys_cupti.profile_family_or_torch(fam, variants, size, out_dir, missing=missing, count=request.count,
+                                                  timeout_s=request.timeout_s, progress=progress, defines=defines,
+                                                  added=added, torch=torch_profile)
+
+    nsys = _nsys_or_fallback(request, timeline)
     if isinstance(nsys, NsysProfile):
         return nsys
-    added = {v.name: target.options.cli_args() for v in extra}
     try:
         return profile_family(fam, variants, size, out_dir, nsys, env=env, count=request.count,
                               timeout_s=request.timeout_s, progress=progress, defines=defines, added=added)
     except NsysCannotReport as exc:
-        return _fall_back_after(exc, nsys, request, torch_profile)
+        return _fall_back_after(exc, nsys, request, timeline)
 
 
 def _command(request: NsysRequest, env: dict[str, str] | None) -> NsysProfile:

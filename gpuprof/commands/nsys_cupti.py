@@ -1,7 +1,8 @@
 """Where nsys cannot make a report: the same summaries from CUPTI's activity API, recorded by gpuprof's
 injection library inside the program (tools/cupti.py), so any program gets a timeline, a C++ one as
-well as a Python one. Where that library cannot be built, Python programs still get the PyTorch
-profiler (nsys_torch_fallback)."""
+well as a Python one, and a family's variants the same child process nsys would profile. Where that
+library cannot be built, Python programs and families still get the PyTorch profiler
+(nsys_torch_fallback)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,12 @@ from gpuprof.commands.nsys_summaries import api_summaries, kernel_summaries, mem
 from gpuprof.errors import EnvironmentProblem
 from gpuprof.files import atomic_write_text, own_folder
 from gpuprof.parsers import cupti_activity as ca
+from gpuprof.progress import DONE, ProgressFn, tell
 from gpuprof.tools import _proc
 from gpuprof.tools import cupti as tool
 from gpuprof.tools import nsys as nsys_tool
+from gpuprof.tools.target import LaunchTarget
+from gpuprof.variants.catalog import Family, Variant
 
 
 def prepare() -> tuple[tool.CuptiInstall, Path]:
@@ -42,17 +46,46 @@ def profile_command_or_torch(argv: list[str], out_dir: Path, *, missing: str, ti
     return profile_command(argv, out_dir, install, library, timeout_s=timeout_s)
 
 
+def profile_family_or_torch(family: Family, variants: list[Variant], size: dict[str, int], out_dir: Path, *,
+                            missing: str, count: int, timeout_s: float, progress: ProgressFn | None,
+                            defines: dict[str, int], added: dict[str, tuple[str, ...]],
+                            torch: Callable[[str], NsysProfile]) -> NsysProfile:
+    """A family's variants, each launched by its own `gpuprof launch` child with the injection library
+    loaded (as `nsys profile` runs them), so the timeline is the same child's wherever nsys is absent;
+    where the library cannot be had, `torch(why)` (the launches under the PyTorch profiler)."""
+    try:
+        install, library = prepare()
+    except EnvironmentProblem as exc:
+        return torch(f"{missing}; gpuprof's CUPTI injection library cannot be used either ({exc.message})")
+    summaries = []
+    for i, v in enumerate(variants):
+        tell(progress, v.name, "CUPTI", i, len(variants))
+        target = LaunchTarget(family.name, v.name, size, count=count, locator=family.locator,
+                              defines=dict(defines), add=added.get(v.name, ()))
+        one = profile_command(target.argv(), out_dir, install, library, timeout_s=timeout_s,
+                              name=f"{family.name}-{v.name}", label=v.name, gpuprof_child=True)
+        summaries.append(one.summaries[0])
+        tell(progress, v.name, DONE, i, len(variants))
+    return NsysProfile("cupti", tool_name(install), out_dir, tuple(summaries), family=family.name, size=dict(size))
+
+
 def profile_command(argv: list[str], out_dir: Path, install: tool.CuptiInstall, library: Path, *,
-                    timeout_s: float = nsys_tool.PROFILE_TIMEOUT_S) -> NsysProfile:
+                    timeout_s: float = nsys_tool.PROFILE_TIMEOUT_S, name: str | None = None,
+                    label: str | None = None, gpuprof_child: bool = False) -> NsysProfile:
     """Run the program with the injection library loaded; its records go to
-    <out_dir>/command-<program>.cupti/, its console output to <out_dir>/command-<program>.log."""
+    <out_dir>/command-<program>.cupti/, its console output to <out_dir>/command-<program>.log
+    (name: "<family>-<variant>" in place of "command-<program>" for a family's child; label: the row's name).
+    gpuprof_child: argv is a `gpuprof launch` child, whose exit code 3 means the machine cannot run any
+    variant (no GPU, no driver): its one-line error is raised, not a row per variant."""
     prepare_out_dir(out_dir)
-    name = "".join(c if c.isalnum() or c in "-_" else "_" for c in Path(argv[0]).name) or "program"
-    if name.startswith("python") and len(argv) > 1:  # python app.py: name it after the script
-        script = argv[2] if argv[1] == "-m" and len(argv) > 2 else argv[1]
-        name = "".join(c if c.isalnum() or c in "-_" else "_" for c in Path(script).stem) or name
-    label = " ".join(argv)
-    folder = out_dir / f"command-{name}.cupti"
+    if name is None:
+        name = "".join(c if c.isalnum() or c in "-_" else "_" for c in Path(argv[0]).name) or "program"
+        if name.startswith("python") and len(argv) > 1:  # python app.py: name it after the script
+            script = argv[2] if argv[1] == "-m" and len(argv) > 2 else argv[1]
+            name = "".join(c if c.isalnum() or c in "-_" else "_" for c in Path(script).stem) or name
+        name = f"command-{name}"
+    label = label or " ".join(argv)
+    folder = out_dir / f"{name}.cupti"
     own_folder(folder)  # never through a link: a previous run's records are deleted from it
     try:
         for old in ca.activity_files(folder):  # a previous run's records are not this run's
@@ -67,9 +100,13 @@ def profile_command(argv: list[str], out_dir: Path, install: tool.CuptiInstall, 
         summary = activity_summary(ca.read_activity(files), label, (folder,)) if files else NsysSummary(label)
         return NsysProfile("cupti", tool_words, out_dir, (replace(summary, error=exc.message),),
                            command=tuple(argv))
-    log = atomic_write_text(out_dir / f"command-{name}.log", done.stdout + (
+    log = atomic_write_text(out_dir / f"{name}.log", done.stdout + (
         f"\n--- stderr ---\n{done.stderr}" if done.stderr.strip() else ""))
     files = ca.activity_files(folder)
+    if not files and gpuprof_child and done.returncode == EnvironmentProblem.exit_code:
+        said = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+        if said:
+            raise EnvironmentProblem(said[-1].removeprefix("error: "))
     if not files:
         why = (f"the program exited with code {done.returncode} without starting CUDA (no CUPTI activity "
                f"file in {folder}; log: {log})")

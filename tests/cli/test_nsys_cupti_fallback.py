@@ -201,3 +201,58 @@ def test_a_program_that_hangs_is_reported_with_what_was_recorded_before(stock, p
     assert result.exit_code == 1, result.output
     (summary,) = json.loads(result.stdout)["summaries"]
     assert summary["error"] == "nvtx_matmul did not finish within 5 s" and len(summary["kernels"]) == 2
+
+
+# ---------------------------------------------------------------- a family, where nsys cannot make a report
+
+
+class FamilyChildren:
+    """No nsys; each `gpuprof launch` child, run with the injection library, leaves the recorded
+    activity file, or (no_gpu) stops as gpuprof does on a machine without a driver: exit 3, one line."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+        self.no_gpu = False
+
+    def __call__(self, argv, *, timeout_s, cwd=None, env=None, isolated=False):
+        argv = list(argv)
+        self.calls.append(argv)
+        assert argv[1:4] == ["-m", "gpuprof", "launch"], argv
+        if self.no_gpu:
+            return _proc.Completed(argv, EnvironmentProblem.exit_code, "", "error: no NVIDIA driver found here\n")
+        shutil.copyfile(RECORDED, Path(env[cupti_tool.OUT_ENV]) / "activity-7.jsonl")
+        return _proc.Completed(argv, 0, "", "")
+
+
+@pytest.fixture
+def children(monkeypatch) -> FamilyChildren:
+    fake = FamilyChildren()
+
+    def no_nsys(explicit=None):
+        raise EnvironmentProblem("nsys was not found")
+
+    monkeypatch.setattr(nsys_core.tools, "find_nsys", no_nsys)
+    monkeypatch.setattr(_proc, "run", fake)
+    monkeypatch.setattr(nsys_cupti, "prepare", lambda: (INSTALL, LIBRARY))
+    return fake
+
+
+def test_a_family_without_nsys_gets_each_variants_child_through_cupti(children, tmp_path):
+    """`gpuprof nsys FAMILY` used the PyTorch profiler where nsys could not report; it now runs the same
+    `gpuprof launch` child per variant that nsys would, with the injection library."""
+    result = invoke("nsys", "vecadd", "-v", "grid,torch", "--out", str(tmp_path / "o"), "--json", "-")
+    assert result.exit_code == 0, result.output
+    assert [c[5] for c in children.calls] == ["grid", "torch"]
+    document = json.loads(result.stdout)
+    assert document["source"] == "cupti" and document["fallback_why"] == "nsys is missing"
+    assert [s["label"] for s in document["summaries"]] == ["grid", "torch"]
+    assert all(s["kernels"] and s["error"] is None for s in document["summaries"])
+    assert (tmp_path / "o" / "vecadd-grid.cupti").is_dir() and (tmp_path / "o" / "vecadd-torch.log").is_file()
+
+
+def test_a_family_child_that_finds_no_gpu_is_one_line_not_a_row_per_variant(children, tmp_path):
+    children.no_gpu = True
+    result = invoke("nsys", "vecadd", "--out", str(tmp_path / "o"))
+    assert result.exit_code == 3, result.output
+    assert result.stderr.strip().splitlines()[-1] == "error: no NVIDIA driver found here"
+    assert len(children.calls) == 1
