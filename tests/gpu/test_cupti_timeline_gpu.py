@@ -70,8 +70,7 @@ def test_gpuprof_nsys_on_a_cpp_program_gives_tables_and_says_its_source(program,
 def test_a_familys_variants_through_cupti_each_in_its_own_launch_child(tmp_path, monkeypatch):
     """`gpuprof nsys FAMILY` where nsys is missing or cannot report: each variant's `gpuprof launch` child
     with the injection library, its own kernels among the child's. (The launch child's NVTX ranges do
-    not reach CUPTI yet: the `nvtx` package asks nvtxDomainIsEnabled, CUPTI answers no, and the package
-    turns its ranges off; recorded on the H200, docs/timeline-sources.md.)"""
+    not reach CUPTI yet, recorded on the H200: docs/timeline-sources.md, "Known gap".)"""
     monkeypatch.setenv("PATH", os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
                                                if not (Path(p) / "nsys").exists()))
     done = subprocess.run([sys.executable, "-m", "gpuprof", "nsys", "vecadd", "-v", "grid,vectorized", "--size",
