@@ -232,7 +232,10 @@ def reflowed(doc: str) -> str:
     def joined(lines: list[str]) -> str:  # a line ending in ':' ("Examples:") still ends its line
         return "".join(line + ("\n" if line.endswith(":") else " ") for line in lines).rstrip()
 
-    return "\n\n".join(joined(p.split("\n")) if prose(p.split("\n")) else p for p in paragraphs)
+    out = [joined(p.split("\n")) if prose(p.split("\n")) else p for p in paragraphs]
+    # Typer dedents all but the summary with inspect.cleandoc, which leaves the first line out of the
+    # margin: with "Examples:" first, the examples lost their indent. A blank first line keeps it.
+    return "\n\n".join(out[:1] + ["\n" + out[1]] + out[2:]) if len(out) > 1 else out[0]
 
 
 class _Typer(typer.Typer):

@@ -94,8 +94,8 @@ def test_help_prose_wraps_at_the_terminal_not_at_the_source_lines():
     """
     assert reflowed(doc).split("\n\n") == [
         "Summary line.",
-        ("Runs the program twice: under nsys to find the kernels, then under Nsight Compute. Exit codes:\n"
-         "0 all clean, 1 findings."),
+        ("\nRuns the program twice: under nsys to find the kernels, then under Nsight Compute. Exit codes:\n"
+         "0 all clean, 1 findings."),  # the blank first line keeps Typer's dedent off the examples
         "Examples:",
         "  gpuprof profile -- python mlp.py\n  gpuprof profile --top 3 -- ./prog",
         "- a list item\n- another"]
@@ -107,3 +107,12 @@ def test_profile_help_has_no_stub_lines_at_80_columns(runner):
     assert "your own kernels first (your binary's" not in "\n".join(lines)  # one line would hold it all
     assert not any(line.endswith("kernels first (your") and len(line) < 40 for line in lines), lines
     assert "kernels first (your binary's" in " ".join(lines)
+
+
+def test_examples_keep_their_indent_when_they_follow_the_summary(runner):
+    """Typer dedents the help after its summary, leaving that text's first line out of the margin:
+    where "Examples:" came first (run, merge, report) the examples lost their indent."""
+    for command in ("run", "merge", "report", "profile"):
+        lines = runner.invoke(app, [command, "--help"], env={"COLUMNS": "100"}).output.splitlines()
+        examples = [line for line in lines if line.strip().startswith(f"gpuprof {command}")]
+        assert examples and all(line.startswith("   gpuprof") for line in examples), (command, examples)
