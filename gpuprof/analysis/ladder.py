@@ -16,9 +16,7 @@ from gpuprof.analysis import roofline
 from gpuprof.analysis.stall_reasons import describe, top_reasons, warp_state_cycles
 from gpuprof.parsers.ncu_metrics import NcuKernelRow
 
-# Below this share of its binding roof a kernel is held by something no roof shows: occupancy,
-# latency, barriers, launch overhead.
-LATENCY_FRACTION = 0.40
+LATENCY_FRACTION = roofline.LATENCY_FRACTION  # the roofline's verdict and the ladder's limiter: one rule
 LIMITER_OF_LEVEL = {"L1 pipe": "l1", "L1": "l1", "L2": "l2", "DRAM": "dram", "compute": "compute"}
 ROOF_WORDS = {"L1 pipe": "the L1 data pipe roof", "L1": "the L1 roof", "L2": "the L2 roof", "DRAM": "the DRAM roof"}
 INSTRUCTIONS = "smsp__inst_executed.sum"  # warp-level instructions executed

@@ -110,6 +110,9 @@ def point(label: str, rows: list[NcuKernelRow]) -> Point | None:
 # be held by its L1 or L2 traffic: uncoalesced loads fetch many sectors per useful byte, and a
 # shared-memory tile's reads all go through the L1 data pipe.
 
+# Below this share of its binding roof a kernel is held by something no roof shows: occupancy,
+# latency, barriers, launch overhead (the ladder's "latency" limiter, the verdict's "latency-bound").
+LATENCY_FRACTION = 0.40
 PRECISION_NAMES = {"fp32": "FP32", "fp64": "FP64", "fp16": "FP16", "tensor": "tensor"}
 LEVEL_WORDS = {"L1 pipe": "the L1 data pipe", "L1": "L1", "L2": "L2", "DRAM": "DRAM"}
 # Where a verdict names a cause: uncoalesced accesses or shared memory explain an L1 bound when
@@ -188,7 +191,11 @@ class LevelPoint:
 
     @property
     def verdict(self) -> str:
-        """e.g. "L1-bound (uncoalesced: 85 % of sectors excessive)", "L2-bound", "compute-bound"."""
+        """e.g. "L1-bound (uncoalesced: 85 % of sectors excessive)", "L2-bound", "compute-bound"; below
+        LATENCY_FRACTION of its tightest roof "latency-bound (far from every roof; the tightest is L1)",
+        the word the ladder and the advice heading use for the same kernel."""
+        if self.fraction < LATENCY_FRACTION:
+            return f"latency-bound (far from every roof; the tightest is {self.bound})"
         cause = self.cause
         return f"{self.bound}-bound" + (f" ({cause})" if cause else "")
 

@@ -28,8 +28,10 @@ def test_each_level_gives_intensity_attainable_and_the_tightest_binds():
     assert [b.level for b in p.levels] == ["L1", "L2", "DRAM"]
     assert [b.intensity for b in p.levels] == pytest.approx([0.5, 1.0, 10.0])
     assert [b.attainable for b in p.levels] == pytest.approx([15e12, 10e12, 30e12])
-    assert p.bound == "L2" and p.verdict == "L2-bound"
+    assert p.bound == "L2"
     assert p.attainable == pytest.approx(10e12) and p.fraction == pytest.approx(0.1)
+    # 10 % of its tightest roof: the ladder calls it latency-bound, and so does the verdict (one rule)
+    assert p.verdict == "latency-bound (far from every roof; the tightest is L2)"
     assert p.reason == "1 FLOP/B at L2 caps FP32 at 10 TFLOP/s; achieved 1 TFLOP/s (10 %)"
 
 
@@ -170,3 +172,16 @@ def test_default_collection_gives_the_verdicts_without_source_counters():
     tiled = roofline.point("matmul_tiled", [rows["matmul_tiled"]]).levels
     assert tiled.verdict == "L1-bound (shared memory: 81 % of the L1 data pipe's peak)"
     assert tiled.fraction == pytest.approx(0.844, abs=0.001)
+
+
+def test_the_verdict_and_the_ladders_limiter_agree_at_the_latency_line():
+    """The course's `02 matmul` under `gpuprof ncu --` (H200): 21 % of its L1-pipe roof. Its advice was
+    headed "for a latency-bound kernel" while the roofline line said "L1-bound"; both say latency now."""
+    from gpuprof.analysis import ladder
+
+    # memory-bound: the share of the binding roof is the level's traffic over its bandwidth (30e12)
+    below = point(1e12, {"L1": 0.39 * 30e12, "L2": 0.1e12, "DRAM": 0.01e12})
+    above = point(1e12, {"L1": 0.41 * 30e12, "L2": 0.1e12, "DRAM": 0.01e12})
+    assert below.bound == above.bound == "L1"
+    assert below.verdict.startswith("latency-bound") and above.verdict == "L1-bound"
+    assert ladder.LATENCY_FRACTION == roofline.LATENCY_FRACTION
