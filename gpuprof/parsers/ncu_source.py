@@ -40,8 +40,8 @@ _REASON_ALIASES = {"no_instructions": "no_instruction"}
 
 NO_SAMPLES = ("the report has no sampled warp stalls per instruction: it was collected without the SourceCounters "
               "section (gpuprof ncu --source adds it, with WarpStateStats and --import-source yes; or ncu --set full)")
-NO_LINE_INFO = ("no source-line information: the kernel was built without -lineinfo (nvcc or NVRTC), so its "
-                "stalls are shown for the kernel, and per SASS instruction in --json, not per line")
+NO_LINE_INFO = ("the kernel was built without -lineinfo, so its stalls are shown for the whole kernel (and per "
+                "SASS instruction in --json); add -lineinfo to the nvcc line (or NVRTC's options) for the lines")
 
 
 @dataclass(frozen=True)
