@@ -42,6 +42,8 @@ def environment() -> dict[str, Any]:
         "torch_version": _torch_version(),
         "libraries": library_versions(cp),
         "clock_policy": CLOCK_POLICY,
+        # the board's enforced power limit: a tensor-core run at another limit is capped differently
+        "power_limit_w": nvml_power_limit_w(info.uuid),
         "gpuprof_version": gpuprof.__version__,
         "git_commit": git_commit(),
         "python": platform.python_version(),
@@ -99,6 +101,18 @@ def nvml_driver_version() -> str | None:
         version = pynvml.nvmlSystemGetDriverVersion()
         return version.decode() if isinstance(version, bytes) else str(version)
     except Exception:  # noqa: BLE001  # nvidia-ml-py missing or NVML unavailable: fall back to the CUDA driver API
+        return None
+
+
+def nvml_power_limit_w(uuid: str | None) -> float | None:
+    """The enforced power limit of the GPU with this UUID, in W (NVML); None where NVML cannot say."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        handle = pynvml.nvmlDeviceGetHandleByUUID(uuid)
+        return round(pynvml.nvmlDeviceGetEnforcedPowerLimit(handle) / 1e3, 1)
+    except Exception:  # noqa: BLE001  # nvidia-ml-py missing, NVML unavailable, the query unsupported
         return None
 
 

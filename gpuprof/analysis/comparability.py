@@ -33,6 +33,10 @@ def environment_warnings(
     for key, what in _DRIFT_KEYS:
         if b.get(key) != n.get(key):
             warnings.append(f"different {what}: {b.get(key)!r} in {base_label}, {n.get(key)!r} in {new_label}")
+    limits = b.get("power_limit_w"), n.get("power_limit_w")  # files before it was recorded have none
+    if None not in limits and limits[0] != limits[1]:
+        warnings.append(f"different power limit: {limits[0]:g} W in {base_label}, {limits[1]:g} W in {new_label}; "
+                        "tensor-core rows run into the cap at different points")
     return warnings
 
 

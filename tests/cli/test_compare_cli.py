@@ -268,3 +268,16 @@ def test_a_broken_new_file_fails_the_gate_with_one_line(files, new_rows, words):
     (line,) = error_lines(result)
     assert line.startswith("error: the gate fails: ") and words in line, line
     assert "the gate fails: " in result.stdout and "no regression" not in result.output
+
+
+def test_a_different_power_limit_is_a_warning_and_an_unrecorded_one_is_not():
+    """The H200's tensor-core rows ran under its software power cap in the course run; two boards at
+    different limits cap at different points. Files from before the limit was recorded say nothing."""
+    from gpuprof.analysis.comparability import environment_warnings
+
+    capped, full = results(seed=1, power_limit_w=500.0), results(seed=1, power_limit_w=700.0)
+    (warning,) = [w for w in environment_warnings(capped, full, False) if "power limit" in w]
+    assert warning.startswith("different power limit: 500 W in BASE, 700 W in NEW")
+    assert not [w for w in environment_warnings(results(seed=1), full, False) if "power limit" in w]
+    assert not [w for w in environment_warnings(full, results(seed=1, power_limit_w=700.0), False)
+                if "power limit" in w]
