@@ -252,16 +252,22 @@ def check_output(target: Path, option: str = "", force: bool = False) -> None:
     check_folder(target)
 
 
+def _entry(path: Path, verb: str) -> os.stat_result | None:
+    """What is at path itself (a link is not followed); None when nothing is; a name that cannot be
+    looked up is one line: "cannot <verb> <path>: <why>"."""
+    try:
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot {verb} {path}: {_path_reason(exc)}") from None
+
+
 def own_folder(path: Path) -> Path:
     """A folder gpuprof keeps its own files in (made where missing), which it may write into and
     empty of its own files: a link there, or anything but a folder, is refused (UsageError, one line),
     since what gpuprof writes or deletes inside must never land in a folder it did not make."""
-    try:
-        info: os.stat_result | None = os.lstat(path)
-    except FileNotFoundError:
-        info = None
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"cannot use {path}: {_path_reason(exc)}") from None
+    info = _entry(path, "use")
     if info is not None and stat.S_ISLNK(info.st_mode):
         raise UsageError(f"{path} is a symbolic link{_link_state(path)}; gpuprof never writes into or empties a "
                          "folder through a link")
@@ -452,12 +458,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> Path:
 def _atomic(path: Path, write: Any, into_stream: Any) -> Path:
     if is_stream(path):
         return Path(into_stream())
-    try:
-        info: os.stat_result | None = os.lstat(path)
-    except FileNotFoundError:
-        info = None
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"cannot write {path}: {_path_reason(exc)}") from None
+    info = _entry(path, "write")
     if info is not None and stat.S_ISLNK(info.st_mode):
         raise UsageError(f"cannot write {path}: a symbolic link{_link_state(path)}; "
                          "gpuprof never writes through a link")
