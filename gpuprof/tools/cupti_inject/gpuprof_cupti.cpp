@@ -90,6 +90,16 @@ void text_field(std::string& out, const char* name, const char* value) {
   json_string(out, value);
 }
 
+// The fields every GPU operation's record has: when it ran, where, and the API call that made it.
+template <typename Record>
+void on_the_gpu(std::string& out, const Record* r) {
+  field(out, "start", r->start);
+  field(out, "end", r->end);
+  field(out, "device", r->deviceId);
+  field(out, "stream", r->streamId);
+  field(out, "correlation", r->correlationId);
+}
+
 void kernel(std::string& out, const KernelRecord* k) {
   int status = 1;
   char* demangled = k->name ? abi::__cxa_demangle(k->name, nullptr, nullptr, &status) : nullptr;
@@ -97,12 +107,8 @@ void kernel(std::string& out, const KernelRecord* k) {
   text_field(out, "name", status == 0 && demangled ? demangled : k->name);
   text_field(out, "mangled", k->name);
   std::free(demangled);
-  field(out, "start", k->start);
-  field(out, "end", k->end);
-  field(out, "device", k->deviceId);
+  on_the_gpu(out, k);
   field(out, "context", k->contextId);
-  field(out, "stream", k->streamId);
-  field(out, "correlation", k->correlationId);
   char shape[160];
   std::snprintf(shape, sizeof shape, ",\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d]", k->gridX, k->gridY, k->gridZ,
                 k->blockX, k->blockY, k->blockZ);
@@ -117,22 +123,14 @@ void memcpy_line(std::string& out, const MemcpyRecord* m) {
   out += "{\"type\":\"memcpy\"";
   field(out, "copy_kind", m->copyKind);
   field(out, "bytes", m->bytes);
-  field(out, "start", m->start);
-  field(out, "end", m->end);
-  field(out, "device", m->deviceId);
-  field(out, "stream", m->streamId);
-  field(out, "correlation", m->correlationId);
+  on_the_gpu(out, m);
   out += "}\n";
 }
 
 void memset_line(std::string& out, const MemsetRecord* m) {
   out += "{\"type\":\"memset\"";
   field(out, "bytes", m->bytes);
-  field(out, "start", m->start);
-  field(out, "end", m->end);
-  field(out, "device", m->deviceId);
-  field(out, "stream", m->streamId);
-  field(out, "correlation", m->correlationId);
+  on_the_gpu(out, m);
   out += "}\n";
 }
 
