@@ -15,16 +15,15 @@ from pathlib import Path
 from gpuprof.analysis.idle_time import IdleBreakdown, idle_breakdown
 from gpuprof.commands import nsys_cupti
 from gpuprof.commands import nsys_torch_fallback as fallback
-from gpuprof.commands.nsys_results import NsysProfile, NsysSummary, prepare_out_dir
+from gpuprof.commands.nsys_results import NsysProfile, NsysSummary, each_variant_child, prepare_out_dir
 from gpuprof.commands.nsys_summaries import possible_gpu_ops, sqlite_summary
 from gpuprof.commands.target import COMMAND, FAMILY, IMPORT, Target, TargetRules, validate
 from gpuprof.errors import EnvironmentProblem, InputError, ParseError, UsageError
 from gpuprof.parsers import nsys_sqlite
 from gpuprof.parsers import nsys_stats as ns
 from gpuprof.parsers.nsys_stats import NsysToolError
-from gpuprof.progress import DONE, ProgressFn, tell
+from gpuprof.progress import ProgressFn
 from gpuprof.tools import nsys as tools
-from gpuprof.tools.target import LaunchTarget
 from gpuprof.variants.catalog import Family, Variant
 from gpuprof.variants.sizes import parse_size
 
@@ -189,19 +188,13 @@ def profile_family(family: Family, variants: list[Variant], size: dict[str, int]
                    timeout_s: float = tools.PROFILE_TIMEOUT_S, progress: ProgressFn | None = None,
                    defines: dict[str, int] | None = None,
                    added: dict[str, tuple[str, ...]] | None = None) -> NsysProfile:
-    """One `nsys profile` per variant (one child launching only that variant), so each report is one variant.
-
-    defines (-D) go to every child; added maps a user variant's name to the --add options its child needs."""
+    """One `nsys profile` per variant (nsys_results.each_variant_child), so each report is one variant."""
     prepare_out_dir(out_dir)
-    summaries = []
-    for i, v in enumerate(variants):
-        tell(progress, v.name, "nsys profile", i, len(variants))
-        target = LaunchTarget(family.name, v.name, size, count=count, locator=family.locator,
-                              defines=dict(defines or {}), add=(added or {}).get(v.name, ()))
-        summaries.append(_profile_one(nsys, v.name, out_dir / f"{family.name}-{v.name}", target.argv(),
-                                      out_dir, env, timeout_s))
-        tell(progress, v.name, DONE, i, len(variants))
-    return NsysProfile("nsys", nsys, out_dir, tuple(summaries), family=family.name, size=dict(size))
+    summaries = each_variant_child(
+        family, variants, size, "nsys profile",
+        lambda argv, name, label: _profile_one(nsys, label, out_dir / name, argv, out_dir, env, timeout_s),
+        count=count, progress=progress, defines=defines, added=added)
+    return NsysProfile("nsys", nsys, out_dir, summaries, family=family.name, size=dict(size))
 
 
 def profile_command(argv: list[str], out_dir: Path, nsys: str, *, env: dict[str, str] | None = None,

@@ -11,16 +11,15 @@ from dataclasses import replace
 from pathlib import Path
 
 from gpuprof.analysis.idle_time import idle_breakdown
-from gpuprof.commands.nsys_results import NsysProfile, NsysSummary, RangeKernels, prepare_out_dir
+from gpuprof.commands.nsys_results import NsysProfile, NsysSummary, RangeKernels, each_variant_child, prepare_out_dir
 from gpuprof.commands.nsys_summaries import api_summaries, kernel_summaries, memcpy_summaries, nvtx_summaries
 from gpuprof.errors import EnvironmentProblem
 from gpuprof.files import atomic_write_text, own_folder
 from gpuprof.parsers import cupti_activity as ca
-from gpuprof.progress import DONE, ProgressFn, tell
+from gpuprof.progress import ProgressFn
 from gpuprof.tools import _proc
 from gpuprof.tools import cupti as tool
 from gpuprof.tools import nsys as nsys_tool
-from gpuprof.tools.target import LaunchTarget
 from gpuprof.variants.catalog import Family, Variant
 
 
@@ -39,11 +38,18 @@ def profile_command_or_torch(argv: list[str], out_dir: Path, *, missing: str, ti
                              torch: Callable[[str], NsysProfile]) -> NsysProfile:
     """The CUPTI timeline of any program; where the injection library cannot be had, `torch(why)` (the
     PyTorch profiler, for Python programs; its error names both reasons for the others)."""
+    prepared = _prepared_or(torch, missing)
+    if isinstance(prepared, NsysProfile):
+        return prepared
+    return profile_command(argv, out_dir, *prepared, timeout_s=timeout_s)
+
+
+def _prepared_or(torch: Callable[[str], NsysProfile], missing: str) -> tuple[tool.CuptiInstall, Path] | NsysProfile:
+    """prepare()'s CUPTI and library, or, where they cannot be had, `torch(why)`'s profile."""
     try:
-        install, library = prepare()
+        return prepare()
     except EnvironmentProblem as exc:
         return torch(f"{missing}; gpuprof's CUPTI injection library cannot be used either ({exc.message})")
-    return profile_command(argv, out_dir, install, library, timeout_s=timeout_s)
 
 
 def profile_family_or_torch(family: Family, variants: list[Variant], size: dict[str, int], out_dir: Path, *,
@@ -53,20 +59,16 @@ def profile_family_or_torch(family: Family, variants: list[Variant], size: dict[
     """A family's variants, each launched by its own `gpuprof launch` child with the injection library
     loaded (as `nsys profile` runs them), so the timeline is the same child's wherever nsys is absent;
     where the library cannot be had, `torch(why)` (the launches under the PyTorch profiler)."""
-    try:
-        install, library = prepare()
-    except EnvironmentProblem as exc:
-        return torch(f"{missing}; gpuprof's CUPTI injection library cannot be used either ({exc.message})")
-    summaries = []
-    for i, v in enumerate(variants):
-        tell(progress, v.name, "CUPTI", i, len(variants))
-        target = LaunchTarget(family.name, v.name, size, count=count, locator=family.locator,
-                              defines=dict(defines), add=added.get(v.name, ()))
-        one = profile_command(target.argv(), out_dir, install, library, timeout_s=timeout_s,
-                              name=f"{family.name}-{v.name}", label=v.name, gpuprof_child=True)
-        summaries.append(one.summaries[0])
-        tell(progress, v.name, DONE, i, len(variants))
-    return NsysProfile("cupti", tool_name(install), out_dir, tuple(summaries), family=family.name, size=dict(size))
+    prepared = _prepared_or(torch, missing)
+    if isinstance(prepared, NsysProfile):
+        return prepared
+    install, library = prepared
+    summaries = each_variant_child(
+        family, variants, size, "CUPTI",
+        lambda argv, name, label: profile_command(argv, out_dir, install, library, timeout_s=timeout_s, name=name,
+                                                  label=label, gpuprof_child=True).summaries[0],
+        count=count, progress=progress, defines=defines, added=added)
+    return NsysProfile("cupti", tool_name(install), out_dir, summaries, family=family.name, size=dict(size))
 
 
 def profile_command(argv: list[str], out_dir: Path, install: tool.CuptiInstall, library: Path, *,

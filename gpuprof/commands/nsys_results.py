@@ -5,6 +5,7 @@ NsysProfile, its JSON, and its folder."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,9 @@ from gpuprof.analysis.idle_time import IdleBreakdown
 from gpuprof.errors import UsageError
 from gpuprof.files import atomic_write_text
 from gpuprof.parsers.nsys_stats import NsysApiSummary, NsysKernelSummary, NsysMemTimeSummary, NsysNvtxSummary
+from gpuprof.progress import DONE, ProgressFn, tell
+from gpuprof.tools.target import LaunchTarget
+from gpuprof.variants.catalog import Family, Variant
 
 JSON_SCHEMA = 1
 
@@ -76,6 +80,23 @@ class NsysProfile:
             if s.label == label:
                 return s
         raise KeyError(label)
+
+
+def each_variant_child(family: Family, variants: list[Variant], size: dict[str, int], step: str,
+                       profile_child: Callable[[list[str], str, str], NsysSummary], *, count: int,
+                       progress: ProgressFn | None = None, defines: dict[str, int] | None = None,
+                       added: dict[str, tuple[str, ...]] | None = None) -> tuple[NsysSummary, ...]:
+    """One `gpuprof launch` child per variant (launching only that variant), each profiled by
+    profile_child(argv, "<family>-<variant>", variant) under nsys or CUPTI, so each summary is one
+    variant's. defines (-D) go to every child; added maps a user variant's name to its --add options."""
+    summaries = []
+    for i, v in enumerate(variants):
+        tell(progress, v.name, step, i, len(variants))
+        target = LaunchTarget(family.name, v.name, size, count=count, locator=family.locator,
+                              defines=dict(defines or {}), add=(added or {}).get(v.name, ()))
+        summaries.append(profile_child(target.argv(), f"{family.name}-{v.name}", v.name))
+        tell(progress, v.name, DONE, i, len(variants))
+    return tuple(summaries)
 
 
 def prepare_out_dir(out_dir: Path) -> Path:
