@@ -190,11 +190,16 @@ class LevelPoint:
         return ""
 
     @property
+    def far_from_every_roof(self) -> bool:
+        """Below LATENCY_FRACTION of its binding roof: held by occupancy, latency, barriers or launch."""
+        return self.fraction < LATENCY_FRACTION
+
+    @property
     def verdict(self) -> str:
         """e.g. "L1-bound (uncoalesced: 85 % of sectors excessive)", "L2-bound", "compute-bound"; below
         LATENCY_FRACTION of its tightest roof "latency-bound (far from every roof; the tightest is L1)",
         the word the ladder and the advice heading use for the same kernel."""
-        if self.fraction < LATENCY_FRACTION:
+        if self.far_from_every_roof:
             return f"latency-bound (far from every roof; the tightest is {self.bound})"
         cause = self.cause
         return f"{self.bound}-bound" + (f" ({cause})" if cause else "")

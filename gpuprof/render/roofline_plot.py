@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from gpuprof.analysis.roofline import LATENCY_FRACTION, PRECISION_NAMES, LevelPoint, Point, Roof
+from gpuprof.analysis.roofline import PRECISION_NAMES, LevelPoint, Point, Roof
 from gpuprof.errors import EnvironmentProblem, UsageError
 from gpuprof.render.label_layout import annotate_points
 
@@ -124,7 +124,8 @@ def level_figure(points: list[LevelPoint], title: str) -> Any:
     for ax, precision in zip(axes[0], precisions):
         _level_panel(ax, [p for p in points if p.precision == precision], colours)
     handles = [plt.Line2D([], [], color=colours[p.label], marker="o", ls="--", lw=1,
-                          label=f"{p.label}: {_limiter_word(p)}-bound ({100 * p.fraction:.0f} % of "
+                          label=f"{p.label}: {'latency' if p.far_from_every_roof else p.bound}-bound "
+                                f"({100 * p.fraction:.0f} % of "
                                 f"{'peak' if p.bound == 'compute' else 'that roof'})")
                for p in points]
     handles += [plt.Line2D([], [], color="black", marker=LEVEL_STYLE[level][1], ls="none", label=LEVEL_STYLE[level][2])
@@ -183,9 +184,3 @@ def _levels_of(points: list[LevelPoint]) -> list[str]:
 
 def _wrapped(title: str, inches: float) -> str:
     return "\n".join(textwrap.wrap(title, max(30, int(inches * TITLE_CHARS_PER_INCH))))
-
-
-def _limiter_word(p: LevelPoint) -> str:
-    """The binding level, or "latency" below LATENCY_FRACTION of it (the terminal's verdict and the
-    ladder's rule)."""
-    return "latency" if p.fraction < LATENCY_FRACTION else p.bound
