@@ -229,7 +229,7 @@ def level_table(points: list[Point], roof: Roof, width: int | None):
     from gpuprof.analysis.roofline import LEVEL_WORDS
 
     levels = [lv for lv in LEVEL_WORDS if any(p.levels and p.levels.level(lv) for p in points)]
-    columns = [Column("kernel / variant", 0, "left"), Column("bound", 0, "left"), Column("FLOP/B", 1),
+    columns = [Column("kernel / variant", 0, "left"), Column("bound", 0, "left", wrap=True), Column("FLOP/B", 1),
                Column("achieved", 0), Column("roof there", 2), Column("% of roof", 0), Column("precision", 7, "left"),
                *(Column(lv, 3 + i) for i, lv in enumerate(levels))]
     rows = []
