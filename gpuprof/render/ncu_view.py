@@ -222,6 +222,12 @@ _LEVEL_CAPTION = ("bound: the tightest roof (L1 pipe: the L1/shared data pipe, 1
                   "level; peaks: ncu's metrics at the profiled clocks")
 
 
+# A kernel without the per-level counters in a table of kernels with them: judged against DRAM alone.
+DRAM_ONLY_MARK = "†"
+DRAM_ONLY_NOTE = (f"{DRAM_ONLY_MARK}: no per-level counters for this kernel: judged against DRAM and the compute "
+                  "peak alone")
+
+
 def level_table(points: list[Point], roof: Roof, width: int | None):
     """The hierarchical roofline: the binding level, its intensity and roof, how close each kernel
     comes; each verdict with its numbers in the caption. A point without the hierarchical data
@@ -229,7 +235,7 @@ def level_table(points: list[Point], roof: Roof, width: int | None):
     from gpuprof.analysis.roofline import LEVEL_WORDS
 
     levels = [lv for lv in LEVEL_WORDS if any(p.levels and p.levels.level(lv) for p in points)]
-    columns = [Column("kernel / variant", 0, "left"), Column("bound", 0, "left", wrap=True), Column("FLOP/B", 1),
+    columns = [Column("kernel / variant", 0, "left"), Column("bound", 0, "left"), Column("FLOP/B", 1),
                Column("achieved", 0), Column("roof there", 2), Column("% of roof", 0), Column("precision", 7, "left"),
                *(Column(lv, 3 + i) for i, lv in enumerate(levels))]
     rows = []
@@ -237,7 +243,8 @@ def level_table(points: list[Point], roof: Roof, width: int | None):
     for p in points:
         hp = p.levels
         if hp is None:
-            rows.append([p.label, f"{p.bound(roof)} (DRAM only)", f"{p.intensity:.3g}", units.rate(p.flops, "flop"),
+            rows.append([p.label, ("DRAM" if p.bound(roof) == "memory" else p.bound(roof)) + DRAM_ONLY_MARK,
+                         f"{p.intensity:.3g}", units.rate(p.flops, "flop"),
                          units.rate(roof.attainable(p.intensity, p.precision), "flop"),
                          units.percent(p.fraction_of_roof(roof)), p.precision, *["-"] * len(levels)])
             continue
@@ -247,6 +254,7 @@ def level_table(points: list[Point], roof: Roof, width: int | None):
                      units.rate(hp.attainable, "flop"), units.percent(hp.fraction), hp.precision,
                      *(f"{b.intensity:.3g}" if (b := hp.level(lv)) else "-" for lv in levels)])
         verdicts.append(f"{p.label}: {hp.verdict}: {hp.reason}")
-    caption = "\n".join([*verdicts, _LEVEL_CAPTION])
+    dram_only = [DRAM_ONLY_NOTE] if any(p.levels is None for p in points) else []
+    caption = "\n".join([*verdicts, _LEVEL_CAPTION, *dram_only])
     return fitted_table(columns, rows, width, title="roofline by memory level", caption=caption)
 

@@ -170,3 +170,25 @@ def test_a_report_with_levels_but_no_peak_for_the_kernels_precision_says_so():
     bare = NcuKernelRow(id=0, kernel_name="k", demangled_name="k", duration_ns=3168.0)
     text = " ".join(" ".join(render(ncu_view.roofline_table(points, roof, 100, [bare]), 100)).split())
     assert "memory levels (L1, L2): not in this report" in text
+
+
+def test_a_kernel_without_levels_among_kernels_with_them_is_marked_not_spelled_out():
+    """The attention ladder's report (H200): PyTorch's elementwise kernels had no per-level counters
+    among kernels that did; "memory (DRAM only)" widened the table to 82 columns at 80."""
+    from gpuprof.analysis import roofline
+    from gpuprof.parsers.ncu_levels import RooflineLevels
+    from gpuprof.parsers.ncu_metrics import NcuKernelRow
+
+    levels = RooflineLevels(traffic={"L1 pipe": 3.2e13, "L2": 1e12, "DRAM": 1e11},
+                            bandwidth={"L1 pipe": 3.3e13, "L2": 1e13, "DRAM": 4.8e12},
+                            work={"fp32": 9.3e11}, peak_work={"fp32": 6.6e13})
+    row = NcuKernelRow(id=0, kernel_name="attention_bf16_naive", demangled_name="attention_bf16_naive",
+                       duration_ns=1e6, roofline_levels=levels)
+    judged = roofline.Point("attention_bf16_naive", 9.3, 9.3e11, "fp32", roofline.level_point("n", [row]))
+    bare = roofline.Point("vectorized_elementwise_kernel<4>#2", 0.385, 1.03e12)
+    roof = Roof(66.9e12, 4.8e12, "datasheet H200 SXM")
+    lines = render(ncu_view.roofline_table([judged, bare], roof, 80), 80)
+    assert_rows_whole(lines, 80, [judged.label, bare.label])
+    row_of_bare = next(line for line in lines if line.startswith(bare.label))
+    assert "DRAM†" in row_of_bare
+    assert ncu_view.DRAM_ONLY_NOTE.split(":")[0] in " ".join(lines) and "judged against DRAM" in " ".join(lines)
