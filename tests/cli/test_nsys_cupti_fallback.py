@@ -256,3 +256,15 @@ def test_a_family_child_that_finds_no_gpu_is_one_line_not_a_row_per_variant(chil
     assert result.exit_code == 3, result.output
     assert result.stderr.strip().splitlines()[-1] == "error: no NVIDIA driver found here"
     assert len(children.calls) == 1
+
+
+def test_a_link_as_a_variants_records_folder_is_refused_before_its_child_runs(children, tmp_path):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "activity-1.jsonl").write_text("a user's file\n")
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "vecadd-grid.cupti").symlink_to(victim)
+    result = invoke("nsys", "vecadd", "-v", "grid", "--out", str(tmp_path / "o"))
+    assert result.exit_code == 2, result.output
+    assert "symbolic link" in result.stderr and children.calls == []
+    assert (victim / "activity-1.jsonl").read_text() == "a user's file\n"
